@@ -1,0 +1,14 @@
+// The `strata` subcommands. Each add_*_command registers its subcommand, flags
+// and callback on the application; the callback throws std::exception with a
+// message for the user on failure.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace strata {
+
+void add_info_command(CLI::App& app);      // strata info MODEL.gguf [--json]
+void add_tokenize_command(CLI::App& app);  // strata tokenize MODEL.gguf TEXT [--special]
+void add_dev_command(CLI::App& app);       // strata dev make-model ...
+
+}  // namespace strata
