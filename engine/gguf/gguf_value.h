@@ -2,10 +2,13 @@
 // of values). Numbering of GgufType is the file format's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -27,7 +30,13 @@ enum class GgufType : uint32_t {
   kFloat64 = 12,
 };
 
+// "uint8", "string", "array", ...; "unknown" for values outside the enum.
 std::string_view gguf_type_name(GgufType type);
+// The type a file's type id names; nullopt for ids the format does not define.
+std::optional<GgufType> gguf_type_from_id(uint32_t id);
+// Bytes one value of a fixed-size type takes in a file; 0 for kString and
+// kArray, whose size depends on their contents.
+size_t gguf_scalar_bytes(GgufType type);
 
 class GgufValue;
 
@@ -36,10 +45,14 @@ class GgufValue;
 struct GgufArray {
   GgufType element_type = GgufType::kUint8;
   std::vector<GgufValue> items;
+
+  bool operator==(const GgufArray&) const = default;
 };
 
 class GgufValue {
  public:
+  static constexpr size_t kDescribeMaxChars = 64;
+
   using Storage = std::variant<uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, float,
                                bool, std::string, GgufArray, uint64_t, int64_t, double>;
 
@@ -50,10 +63,14 @@ class GgufValue {
   GgufValue(T&& value) : storage_(std::forward<T>(value)) {}  // NOLINT
   GgufValue(const char* text) : storage_(std::string(text)) {}  // NOLINT
 
+  // Throws std::invalid_argument if an item is not of element_type.
   static GgufValue array(GgufType element_type, std::vector<GgufValue> items);
   static GgufValue string_array(const std::vector<std::string>& items);
   static GgufValue f32_array(const std::vector<float>& items);
   static GgufValue i32_array(const std::vector<int32_t>& items);
+
+  // Same type and same contents (so a float NaN is never equal).
+  bool operator==(const GgufValue&) const = default;
 
   GgufType type() const;
   const Storage& storage() const { return storage_; }
@@ -73,8 +90,8 @@ class GgufValue {
   std::optional<std::vector<float>> as_f32_array() const;
   std::optional<std::vector<int32_t>> as_i32_array() const;
 
-  // Short human form for `strata info`: numbers, quoted strings, arrays as
-  // "[type x N]".
+  // Short human form for `strata info`: numbers, quoted strings (escaped, cut
+  // after kDescribeMaxChars bytes with "..."), arrays as "[string x 32000]".
   std::string describe() const;
 
  private:
