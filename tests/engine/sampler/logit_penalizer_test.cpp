@@ -1,0 +1,83 @@
+#include "engine/sampler/logit_penalizer.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace strata {
+namespace {
+
+TEST(LogitPenalizerTest, RepetitionDividesPositiveAndMultipliesNegativeLogits) {
+  LogitPenalizer penalizer({.repetition_penalty = 2.0f});
+  std::vector<float> logits = {2.0f, -2.0f, 1.0f, 0.5f, -1.0f, 0.0f};
+  const std::vector<int32_t> prompt = {0, 1, 0, 5};
+  const std::vector<int32_t> generated = {1, 3, 3};
+  penalizer.apply(logits, prompt, generated);
+  // Tokens 0, 1, 3, 5 occur (once or more: the penalty applies once); 2 and 4 do not.
+  EXPECT_EQ(logits, (std::vector<float>{1.0f, -4.0f, 1.0f, 0.25f, -1.0f, 0.0f}));
+}
+
+TEST(LogitPenalizerTest, FrequencyAndPresenceCountOnlyGeneratedTokens) {
+  LogitPenalizer penalizer({.frequency_penalty = 0.5f, .presence_penalty = 0.25f});
+  std::vector<float> logits = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  const std::vector<int32_t> prompt = {0, 0, 1};
+  const std::vector<int32_t> generated = {2, 4, 2, 2};
+  penalizer.apply(logits, prompt, generated);
+  // token 2: 1 - (3 * 0.5 + 0.25) = -0.75; token 4: 1 - (0.5 + 0.25) = 0.25.
+  EXPECT_EQ(logits, (std::vector<float>{1.0f, 1.0f, -0.75f, 1.0f, 0.25f}));
+}
+
+TEST(LogitPenalizerTest, NegativePenaltiesRaiseLogits) {
+  LogitPenalizer penalizer({.frequency_penalty = -1.0f, .presence_penalty = -0.5f});
+  std::vector<float> logits = {0.0f, 0.0f};
+  const std::vector<int32_t> generated = {1, 1};
+  penalizer.apply(logits, {}, generated);
+  EXPECT_EQ(logits, (std::vector<float>{0.0f, 2.5f}));
+}
+
+TEST(LogitPenalizerTest, RepetitionComesBeforeFrequencyAndPresence) {
+  LogitPenalizer penalizer(
+      {.repetition_penalty = 2.0f, .frequency_penalty = 0.5f, .presence_penalty = 1.0f});
+  std::vector<float> logits = {3.0f, -3.0f, 3.0f};
+  const std::vector<int32_t> prompt = {2};
+  const std::vector<int32_t> generated = {0, 1, 1};
+  penalizer.apply(logits, prompt, generated);
+  // token 0: 3 / 2 - (0.5 + 1) = 0; token 1: -3 * 2 - (2 * 0.5 + 1) = -8;
+  // token 2 (prompt only): 3 / 2 = 1.5.
+  EXPECT_EQ(logits, (std::vector<float>{0.0f, -8.0f, 1.5f}));
+}
+
+TEST(LogitPenalizerTest, CallsAreIndependent) {
+  LogitPenalizer penalizer(
+      {.repetition_penalty = 1.5f, .frequency_penalty = 0.25f, .presence_penalty = 0.5f});
+  const std::vector<float> original = {4.0f, -1.0f, 2.0f, 0.5f};
+  const std::vector<int32_t> prompt = {3};
+  const std::vector<int32_t> generated = {0, 2, 0};
+  std::vector<float> first = original;
+  penalizer.apply(first, prompt, generated);
+  std::vector<float> second = original;
+  penalizer.apply(second, prompt, generated);
+  EXPECT_EQ(first, second);
+  // Another sequence's tokens leave no trace either.
+  std::vector<float> other = original;
+  penalizer.apply(other, {}, {});
+  EXPECT_EQ(other, original);
+}
+
+TEST(LogitPenalizerTest, OffPenaltiesChangeNothing) {
+  LogitPenalizer penalizer({});
+  std::vector<float> logits = {4.0f, -1.0f};
+  const std::vector<int32_t> tokens = {0, 1, 1};
+  penalizer.apply(logits, tokens, tokens);
+  EXPECT_EQ(logits, (std::vector<float>{4.0f, -1.0f}));
+}
+
+TEST(LogitPenalizerDeathTest, TokenOutsideVocabularyIsABug) {
+  LogitPenalizer penalizer({.presence_penalty = 1.0f});
+  std::vector<float> logits = {0.0f, 0.0f};
+  const std::vector<int32_t> generated = {2};
+  EXPECT_DEATH(penalizer.apply(logits, {}, generated), "outside the vocabulary");
+}
+
+}  // namespace
+}  // namespace strata
