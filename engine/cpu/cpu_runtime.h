@@ -1,0 +1,40 @@
+// CpuRuntime: what it takes to run a loaded model on the CPU — the thread
+// pool, the KV block pool (the T1 tier: plain page-aligned RAM) and the
+// backend over them, built in the order they depend on each other.
+// The LoadedModel must outlive it.
+#pragma once
+
+#include <cstdint>
+
+#include "common/thread_pool.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/kv_layout.h"
+#include "engine/model/loaded_model.h"
+#include "tiering/block_pool.h"
+
+namespace strata {
+
+struct CpuRuntimeOptions {
+  int64_t n_kv_blocks = 0;  // KV capacity, in blocks of layout.block_tokens tokens
+  int n_threads = 0;        // 0: one per available core
+  WeightType kv_dtype = WeightType::kF16;
+  int64_t block_tokens = KvLayout::kDefaultBlockTokens;
+};
+
+class CpuRuntime {
+ public:
+  CpuRuntime(const LoadedModel& model, const CpuRuntimeOptions& options);
+
+  Backend& backend() { return backend_; }
+  BlockPool& kv_blocks() { return kv_blocks_; }
+  ThreadPool& threads() { return threads_; }
+  const KvLayout& kv_layout() const { return layout_; }
+
+ private:
+  ThreadPool threads_;
+  KvLayout layout_;
+  BlockPool kv_blocks_;
+  CpuBackend backend_;
+};
+
+}  // namespace strata
