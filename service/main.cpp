@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
 
   strata::add_info_command(app);
+  strata::add_run_command(app);
+  strata::add_bench_command(app);
   strata::add_tokenize_command(app);
   strata::add_dev_command(app);
 

@@ -1,0 +1,136 @@
+// strata run -m MODEL.gguf [-p PROMPT] [--chat] [-n N] [--temp T] [--seed S] [--json]
+// Generates from one prompt on the CPU, streaming text as it comes, then
+// prints prompt tokens and prefill / decode speed. Ctrl-C stops cleanly.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <random>
+
+#include "common/log.h"
+#include "engine/cpu/cpu_runtime.h"
+#include "engine/generation/generator.h"
+#include "engine/model/loaded_model.h"
+#include "service/cli/commands.h"
+#include "service/cli/interrupt_watcher.h"
+
+namespace strata {
+namespace {
+
+struct RunOptions {
+  std::string model_path;
+  std::string prompt;
+  bool prompt_given = false;
+  bool chat = false;
+  std::string system;
+  int64_t max_tokens = 256;  // when not given: also at most what the context has left
+  bool max_tokens_given = false;
+  SamplingParams sampling{.temperature = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f};
+  bool seed_given = false;
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  bool json = false;
+  int threads = 0;
+  std::string kv_type = "f16";
+};
+
+std::vector<TokenId> encode_prompt(const LoadedModel& model, const RunOptions& o) {
+  if (!o.chat) return model.tokenizer().encode(o.prompt);
+  std::vector<ChatMessage> messages;
+  if (!o.system.empty()) messages.push_back({"system", o.system});
+  messages.push_back({"user", o.prompt});
+  return model.encode_chat(messages);
+}
+
+double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
+
+void print_json(const std::vector<TokenId>& prompt, const GenerationResult& r) {
+  nlohmann::ordered_json out;
+  out["prompt_tokens"] = prompt;
+  out["tokens"] = r.tokens;
+  out["text"] = r.text;
+  out["finish_reason"] = finish_reason_name(r.finish);
+  out["prefill_tok_s"] = per_second(static_cast<double>(prompt.size()), r.prefill_seconds);
+  out["decode_tok_s"] = per_second(static_cast<double>(r.n_decode_steps), r.decode_seconds);
+  std::cout << out.dump() << "\n";
+}
+
+void run(RunOptions o, const std::atomic<bool>& interrupted) {
+  if (!o.prompt_given) {
+    o.prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  if (!o.seed_given) o.sampling.seed = std::random_device{}();
+  std::optional<WeightType> kv_type = parse_weight_type(o.kv_type);
+  if (!kv_type || (*kv_type != WeightType::kF16 && *kv_type != WeightType::kF32)) {
+    throw std::runtime_error("--kv-type must be f16 or f32");
+  }
+
+  std::unique_ptr<LoadedModel> model = LoadedModel::open(o.model_path);
+  GenerationRequest request{.prompt = encode_prompt(*model, o), .sampling = o.sampling,
+                            .max_tokens = o.max_tokens, .stop = o.stop, .ignore_eos = o.ignore_eos};
+  const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
+  if (!o.max_tokens_given) {
+    request.max_tokens = std::max<int64_t>(1, std::min(o.max_tokens, model->config().context_length - n_prompt));
+  }
+  const int64_t n_tokens = n_prompt + request.max_tokens;
+  CpuRuntime runtime(*model, {.n_kv_blocks = KvLayout::for_model(model->config()).blocks_for(n_tokens),
+                              .n_threads = o.threads, .kv_dtype = *kv_type});
+  Generator generator(runtime.backend(), runtime.kv_blocks(), model->tokenizer());
+
+  auto stream = [&](std::string_view text) {
+    if (o.json) return;
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+  GenerationResult result = generator.generate(request, stream, interrupted);
+  if (o.json) {
+    print_json(request.prompt, result);
+    return;
+  }
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  log_info("prompt tokens ", request.prompt.size(), ", prefill ",
+           per_second(static_cast<double>(request.prompt.size()), result.prefill_seconds),
+           " tok/s, generated ", result.tokens.size(), ", decode ",
+           per_second(static_cast<double>(result.n_decode_steps), result.decode_seconds),
+           " tok/s, finish: ", finish_reason_name(result.finish));
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Generate text from one prompt on the CPU");
+  cmd->add_option("-m,--model", o->model_path, "GGUF model file")->required();
+  cmd->add_option("-p,--prompt", o->prompt, "Prompt (default: read standard input)")
+      ->each([o](const std::string&) { o->prompt_given = true; });
+  cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat format");
+  cmd->add_option("--system", o->system, "System prompt (with --chat)");
+  cmd->add_option("-n,--max-tokens", o->max_tokens, "Tokens to generate at most")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->each([o](const std::string&) { o->max_tokens_given = true; });
+  cmd->add_option("--temp", o->sampling.temperature, "Temperature; 0 is greedy")->capture_default_str();
+  cmd->add_option("--top-k", o->sampling.top_k, "Top-k (0: off)")->capture_default_str();
+  cmd->add_option("--top-p", o->sampling.top_p, "Top-p (nucleus)")->capture_default_str();
+  cmd->add_option("--min-p", o->sampling.min_p, "Min-p")->capture_default_str();
+  cmd->add_option("--repeat-penalty", o->sampling.repetition_penalty, "Repetition penalty")
+      ->capture_default_str();
+  cmd->add_option("--frequency-penalty", o->sampling.frequency_penalty, "Frequency penalty");
+  cmd->add_option("--presence-penalty", o->sampling.presence_penalty, "Presence penalty");
+  cmd->add_option("--seed", o->sampling.seed, "Random seed (default: random)")
+      ->each([o](const std::string&) { o->seed_given = true; });
+  cmd->add_option("--stop", o->stop, "Stop string (repeatable)");
+  cmd->add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-generation tokens");
+  cmd->add_flag("--json", o->json, "Print one JSON object at the end instead of streaming");
+  cmd->add_option("-t,--threads", o->threads, "Compute threads (default: all cores)");
+  cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
+  cmd->callback([o] {
+    InterruptWatcher watcher;  // first: blocks SIGINT before the compute threads start
+    run(*o, watcher.interrupted());
+  });
+}
+
+}  // namespace strata
