@@ -33,18 +33,24 @@ test: build build-asan
 test-fast: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
 
-$(MODEL): build
+$(MODEL): | build
 	mkdir -p $(dir $(MODEL))
-	$(BUILD_DIR)/service/strata dev make-model --tokenizer llama3 -o $(MODEL)
+	$(BUILD_DIR)/service/strata dev make-model --tokenizer llama3 --hidden 256 --layers 4 \
+	  --heads 8 --kv-heads 2 --ffn 768 --type q8_0 -o $(MODEL)
 
-# Until the serving issue lands, `run` shows the model pipeline that exists:
-# describe the default model and tokenize a sentence with its tokenizer.
+# Until `strata serve` lands, `run` is the pipeline that exists: describe the
+# default model and chat with it once on the CPU (a small random model until the
+# bundled demo model lands, so expect word salad).
+PROMPT ?= Tell me about the three tiers of memory.
 run: build $(MODEL)
 	$(BUILD_DIR)/service/strata info $(MODEL)
-	$(BUILD_DIR)/service/strata tokenize $(MODEL) "Hello from Strata! 你好, مرحبا 👋"
+	$(BUILD_DIR)/service/strata run -m $(MODEL) --chat -p "$(PROMPT)" -n 48
 
-bench: build
-	$(BUILD_DIR)/bench/dequantize_bench
+# Kernel benchmarks, then one sequence on the default model; all print JSON
+# with the ceiling each figure is compared to.
+bench: build $(MODEL)
+	cmake --build $(BUILD_DIR) --target run_bench
+	$(BUILD_DIR)/service/strata bench -m $(MODEL)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)
