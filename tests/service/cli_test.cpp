@@ -1,54 +1,22 @@
 // The `strata` command line end to end: make-model writes real files for every
 // architecture and tokenizer, info and tokenize read them back.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/service/strata_command.h"
+
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout
-  std::string errors;  // stderr
-};
+using strata::testing::CommandResult;
+using strata::testing::run_strata;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string temp_model(const std::string& name) { return strata::testing::test_model_path(name); }
 
-CommandResult run(const std::string& args) {
-  const std::string stderr_path =
-      (std::filesystem::temp_directory_path() / ("strata_cli_test_" + std::to_string(getpid()))).string();
-  std::string command = std::string(STRATA_BINARY_DIR) + "/service/strata " + args + " 2>" + stderr_path;
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.errors = read_file(stderr_path);
-  std::filesystem::remove(stderr_path);
-  return result;
-}
-
-std::string temp_model(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::path(STRATA_BINARY_DIR) / "test-models";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+CommandResult run(const std::string& args) { return run_strata(args); }
 
 struct ModelCase {
   const char* arch;
@@ -155,6 +123,21 @@ TEST(CliTest, BadInputGivesClearErrors) {
   CommandResult bad_type = run("dev make-model --type q3_k -o " + temp_model("never.gguf"));
   EXPECT_NE(bad_type.exit_code, 0);
   EXPECT_NE(bad_type.errors.find("--type q3_k"), std::string::npos) << bad_type.errors;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliTest, DevicesListsGpusOrSaysWhyNone) {
+  CommandResult r = run("devices --json");
+  ASSERT_EQ(r.exit_code, 0) << r.errors;
+  nlohmann::json j = nlohmann::json::parse(r.output);
+  ASSERT_TRUE(j["cuda_built"].is_boolean());
+  ASSERT_TRUE(j["devices"].is_array());
+  if (j["devices"].empty()) {
+    EXPECT_FALSE(j["unavailable_reason"].get<std::string>().empty());
+  }
 }
 
 }  // namespace

@@ -15,45 +15,20 @@
 #include <string>
 #include <thread>
 
+#include "tests/service/strata_command.h"
+
 namespace {
 
-const std::string kStrata = std::string(STRATA_BINARY_DIR) + "/service/strata";
+using strata::testing::CommandResult;
+using strata::testing::read_file;
+using strata::testing::run_shell;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-  std::string errors;
-};
-
-CommandResult run_shell(const std::string& command_line) {
-  const std::string err = (std::filesystem::temp_directory_path() /
-                           ("strata_run_test_" + std::to_string(getpid()))).string();
-  CommandResult result;
-  FILE* pipe = popen((command_line + " 2>" + err).c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.errors = read_file(err);
-  std::filesystem::remove(err);
-  return result;
-}
+const std::string kStrata = strata::testing::strata_binary();
 
 class RunCommandTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::filesystem::path dir = std::filesystem::path(STRATA_BINARY_DIR) / "test-models";
-    std::filesystem::create_directories(dir);
-    model_ = (dir / "run_command_qwen3.gguf").string();
+    model_ = strata::testing::test_model_path("run_command_qwen3.gguf");
     CommandResult made = run_shell(kStrata + " dev make-model --arch qwen3 --tokenizer qwen3 --hidden 128"
                                    " --layers 2 --heads 4 --kv-heads 2 --ffn 256 --ctx 256 --type q8_0"
                                    " --seed 5 -o " + model_);
