@@ -1,0 +1,250 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+#include "common/check.h"
+#include "common/log.h"
+#include "common/str_cat.h"
+
+namespace strata {
+
+Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenizer,
+               const EngineOptions& options)
+    : backend_(backend),
+      tokenizer_(tokenizer),
+      options_(options),
+      block_tokens_(backend.kv_layout().block_tokens),
+      n_blocks_total_(kv_blocks.n_total()),
+      cache_(kv_blocks, block_tokens_),
+      scheduler_(cache_, block_tokens_, options.scheduler) {
+  STRATA_CHECK(kv_blocks.n_free() == kv_blocks.n_total(), "the KV pool must start free");
+  stats_.n_blocks_total = cache_.n_total();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+uint64_t Engine::submit(GenerateRequest request, EventCallback on_event) {
+  const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
+  const ModelConfig& config = backend_.config();
+  if (n_prompt == 0) throw std::invalid_argument("the prompt is empty");
+  for (TokenId id : request.prompt) {
+    if (!tokenizer_.is_valid(id) || id >= config.n_vocab) {
+      throw std::invalid_argument(str_cat("prompt token ", id, " is outside the vocabulary"));
+    }
+  }
+  if (request.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
+  if (n_prompt + request.max_tokens > config.context_length) {
+    throw std::invalid_argument(str_cat("the prompt (", n_prompt, " tokens) plus max_tokens (",
+                                        request.max_tokens, ") exceeds the context length (",
+                                        config.context_length, ")"));
+  }
+  const int64_t n_blocks = (n_prompt + request.max_tokens + block_tokens_ - 1) / block_tokens_;
+  if (n_blocks > n_blocks_total_) {
+    throw std::invalid_argument(str_cat("the request needs ", n_blocks,
+                                        " KV blocks but the cache holds only ",
+                                        n_blocks_total_));
+  }
+  if (std::optional<std::string> error = request.sampling.validate()) {
+    throw std::invalid_argument(*error);
+  }
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) throw std::runtime_error("the engine is shutting down");
+    id = next_id_++;
+    n_prompt_tokens_ += n_prompt;
+    inbox_.push_back(std::make_unique<Sequence>(id, /*arrival=*/id, std::move(request),
+                                                std::move(on_event), tokenizer_));
+  }
+  wake_.notify_one();
+  return id;
+}
+
+void Engine::cancel(uint64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancels_.push_back(id);
+  }
+  wake_.notify_one();
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  EngineStats stats = stats_;
+  stats.n_waiting += static_cast<int64_t>(inbox_.size());
+  stats.n_prompt_tokens = n_prompt_tokens_;
+  return stats;
+}
+
+// --- engine thread ---------------------------------------------------------
+
+void Engine::loop() {
+  while (take_inbox()) {
+    if (scheduler_.has_work()) step();
+  }
+  for (std::unique_ptr<Sequence>& seq : scheduler_.remove_all()) {
+    finish(std::move(seq), EngineFinish::kCancelled, EngineEvent{});
+  }
+  // Hand the pool back entirely free: allocating evicts every idle cached
+  // block (nothing is referenced any more), releasing returns it to the pool.
+  std::vector<BlockId> drained;
+  while (std::optional<BlockId> block = cache_.allocate()) drained.push_back(*block);
+  for (BlockId block : drained) cache_.release(block);
+  publish_stats();
+}
+
+bool Engine::take_inbox() {
+  std::deque<std::unique_ptr<Sequence>> arrived;
+  std::vector<uint64_t> cancels;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const bool busy = scheduler_.has_work();
+    wake_.wait(lock, [&] { return busy || stopping_ || !inbox_.empty() || !cancels_.empty(); });
+    arrived.swap(inbox_);
+    cancels.swap(cancels_);
+    if (stopping_) {
+      // Requests still in the inbox are cancelled with the rest in loop().
+      for (std::unique_ptr<Sequence>& seq : arrived) scheduler_.add(std::move(seq));
+      return false;
+    }
+  }
+  for (std::unique_ptr<Sequence>& seq : arrived) scheduler_.add(std::move(seq));
+  for (uint64_t id : cancels) {
+    if (std::unique_ptr<Sequence> seq = scheduler_.remove(id)) {
+      finish(std::move(seq), EngineFinish::kCancelled, EngineEvent{});
+    }
+  }
+  if (!cancels.empty() || !arrived.empty()) publish_stats();
+  return true;
+}
+
+void Engine::step() {
+  std::vector<ScheduledChunk> batch = scheduler_.schedule();
+  STRATA_CHECK(!batch.empty(), "the scheduler has work but planned none");
+  try {
+    run(batch);
+  } catch (const std::exception& e) {
+    fail_batch(batch, e.what());
+    return;
+  }
+  postprocess(batch);
+  if (options_.check_integrity) scheduler_.check_integrity();
+  publish_stats();
+}
+
+void Engine::run(std::span<const ScheduledChunk> batch) {
+  batch_.clear();
+  for (const ScheduledChunk& chunk : batch) {
+    batch_.push_back(BatchSequence{
+        .tokens = chunk.seq->tokens().subspan(chunk.n_past, chunk.n_tokens),
+        .n_past = chunk.n_past,
+        .block_table = chunk.seq->block_table,
+        .all_logits = false});
+  }
+  backend_.forward(batch_, logits_);
+}
+
+void Engine::postprocess(std::span<const ScheduledChunk> batch) {
+  const int64_t n_vocab = backend_.config().n_vocab;
+  StepReport report{.step = scheduler_.n_steps() - 1, .chunks = {}};
+  for (size_t row = 0; row < batch.size(); ++row) {
+    const ScheduledChunk& chunk = batch[row];
+    const bool samples = chunk.samples();
+    report.chunks.push_back(StepReport::Chunk{.request_id = chunk.seq->id, .n_past = chunk.n_past,
+                                              .n_tokens = chunk.n_tokens, .samples = samples});
+    scheduler_.mark_computed(chunk);
+    if (samples) {
+      sample_and_emit(*chunk.seq, std::span<const float>(logits_).subspan(row * n_vocab, n_vocab));
+    }
+  }
+  if (options_.on_step) options_.on_step(report);
+}
+
+void Engine::sample_and_emit(Sequence& seq, std::span<const float> logits) {
+  SampledToken sample = seq.sampler.sample(logits, seq.prompt(), seq.generated());
+  const TokenId id = sample.id;
+  seq.append(id);
+  ++n_generated_tokens_;
+  EngineEvent event;
+  event.token_ids.push_back(id);
+  if (seq.request.logprobs) event.logprobs.push_back(std::move(sample));
+
+  std::optional<EngineFinish> reason;
+  if (!seq.request.ignore_eos && tokenizer_.is_end_of_generation(id)) {
+    reason = EngineFinish::kStop;  // the end token's text is not sent
+  } else {
+    StopMatchResult matched = seq.stops.feed(seq.decoder.feed(id));
+    event.text = std::move(matched.text);
+    if (matched.stopped) reason = EngineFinish::kStop;
+  }
+  if (!reason && seq.n_generated() >= seq.request.max_tokens) reason = EngineFinish::kLength;
+  if (!reason) {
+    emit(seq, event);
+    return;
+  }
+  if (!seq.stops.stopped()) {  // release text held for a stop string or a partial character
+    StopMatchResult tail = seq.stops.feed(seq.decoder.flush());
+    event.text += tail.text;
+    if (!tail.stopped) event.text += seq.stops.flush();
+  }
+  finish(scheduler_.remove(seq.id), *reason, std::move(event));
+}
+
+void Engine::finish(std::unique_ptr<Sequence> seq, EngineFinish reason, EngineEvent event,
+                    std::string error) {
+  STRATA_CHECK(seq != nullptr);
+  event.finish = reason;
+  event.error = std::move(error);
+  event.usage = Usage{.prompt_tokens = seq->n_prompt(),
+                      .cached_prompt_tokens = seq->n_cached_prompt,
+                      .completion_tokens = seq->n_generated()};
+  emit(*seq, event);
+}
+
+void Engine::fail_batch(std::span<const ScheduledChunk> batch, const std::string& error) {
+  log_error("forward pass failed: ", error);
+  std::vector<uint64_t> ids;
+  for (const ScheduledChunk& chunk : batch) ids.push_back(chunk.seq->id);
+  for (uint64_t id : ids) {
+    finish(scheduler_.remove(id), EngineFinish::kError, EngineEvent{}, error);
+  }
+  publish_stats();
+}
+
+void Engine::emit(const Sequence& seq, EngineEvent& event) {
+  if (!seq.on_event) return;
+  event.request_id = seq.id;
+  try {
+    seq.on_event(event);
+  } catch (const std::exception& e) {
+    log_error("event callback of request ", seq.id, " threw: ", e.what());
+  }
+}
+
+void Engine::publish_stats() {
+  EngineStats stats;
+  stats.n_running = scheduler_.n_running();
+  stats.n_waiting = scheduler_.n_waiting();
+  stats.n_steps = scheduler_.n_steps();
+  stats.n_preemptions = scheduler_.n_preemptions();
+  stats.n_cached_prompt_tokens = scheduler_.n_cached_prompt_tokens();
+  stats.n_generated_tokens = n_generated_tokens_;
+  stats.n_blocks_used = cache_.n_referenced();
+  stats.n_blocks_cached = cache_.n_cached();
+  stats.n_blocks_total = cache_.n_total();
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_ = stats;
+}
+
+}  // namespace strata

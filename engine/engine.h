@@ -1,0 +1,140 @@
+// Engine: one model's step loop on its own thread, serving many requests by
+// continuous batching (DESIGN.md, "Engine"; "A request's life", steps 2-7).
+//
+// Each step is schedule -> run -> postprocess: the Scheduler picks decode
+// tokens and prefill chunks within the token budget, the Backend runs them
+// as one batched forward pass, and each sequence whose chunk reached its end
+// samples a token, which is turned into an EngineEvent (text delta, token id,
+// logprobs; finish reason and usage on the last one).
+//
+// Threads: submit(), cancel() and stats() may be called from any thread. The
+// engine thread owns the scheduler, the prefix cache, the block tables and
+// the backend. Event callbacks run on the engine thread, in step order, and
+// must neither block nor throw (post the event to your own executor); a
+// callback that throws is logged and ignored.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/generate_request.h"
+#include "engine/scheduler.h"
+#include "engine/sequence.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "tiering/block_pool.h"
+#include "tiering/prefix_cache.h"
+
+namespace strata {
+
+struct EngineStats {
+  int64_t n_running = 0;
+  int64_t n_waiting = 0;  // submitted, not yet running (the inbox included)
+  int64_t n_steps = 0;    // forward passes run
+  int64_t n_preemptions = 0;
+  int64_t n_prompt_tokens = 0;         // of accepted requests
+  int64_t n_cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
+  int64_t n_generated_tokens = 0;
+  int64_t n_blocks_used = 0;    // referenced by block tables
+  int64_t n_blocks_cached = 0;  // published in the prefix cache (used or idle)
+  int64_t n_blocks_total = 0;
+};
+
+// What one step ran, for tests and tracing.
+struct StepReport {
+  int64_t step = 0;  // 0-based
+  struct Chunk {
+    uint64_t request_id = 0;
+    int64_t n_past = 0;
+    int64_t n_tokens = 0;
+    bool samples = false;  // a token was sampled from it
+  };
+  std::vector<Chunk> chunks;  // in batch order: decode tokens first
+};
+
+struct EngineOptions {
+  SchedulerOptions scheduler;
+  // After every step: Scheduler::check_integrity() (tests, debug builds).
+  bool check_integrity = false;
+  // Called on the engine thread after each step's postprocess; must not block.
+  std::function<void(const StepReport&)> on_step = nullptr;
+};
+
+class Engine {
+ public:
+  // `kv_blocks` must be the pool the backend writes into, entirely free; the
+  // engine owns its allocation from now on (through a PrefixCache). All three
+  // must outlive the Engine. Starts the engine thread.
+  Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenizer,
+         const EngineOptions& options);
+  // Cancels every request (each gets its final cancelled event), drops the
+  // prefix cache (the pool is left entirely free) and joins.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Any thread. Queues the request and returns its id (> 0); `on_event`
+  // receives its events on the engine thread. Throws std::invalid_argument,
+  // with a message fit for a client, for an empty prompt, a token outside the
+  // vocabulary, max_tokens < 1, prompt + max_tokens beyond the context
+  // length, more KV blocks than the pool holds, or invalid sampling params.
+  uint64_t submit(GenerateRequest request, EventCallback on_event);
+
+  // Any thread. The request finishes with EngineFinish::kCancelled at the
+  // engine's next wake-up, its blocks freed; unknown or finished ids are ignored.
+  void cancel(uint64_t id);
+
+  // Any thread. A snapshot, updated by the engine thread after each step.
+  EngineStats stats() const;
+
+ private:
+  // --- engine thread ---
+  void loop();
+  // Waits for work; moves the inbox into the scheduler and applies cancels.
+  // False when shutting down.
+  bool take_inbox();
+  void step();
+  void run(std::span<const ScheduledChunk> batch);
+  void postprocess(std::span<const ScheduledChunk> batch);
+  // Samples seq's next token from its logits row and sends the event.
+  void sample_and_emit(Sequence& seq, std::span<const float> logits);
+  void finish(std::unique_ptr<Sequence> seq, EngineFinish reason, EngineEvent event,
+              std::string error = {});
+  void fail_batch(std::span<const ScheduledChunk> batch, const std::string& error);
+  void publish_stats();
+  static void emit(const Sequence& seq, EngineEvent& event);  // sets event.request_id
+
+  Backend& backend_;
+  const Tokenizer& tokenizer_;
+  const EngineOptions options_;
+  const int64_t block_tokens_;
+  const int64_t n_blocks_total_;
+
+  // Engine thread only.
+  PrefixCache cache_;
+  Scheduler scheduler_;
+  std::vector<BatchSequence> batch_;  // this step's forward pass, views into sequences
+  std::vector<float> logits_;         // [batch size][n_vocab]
+  int64_t n_generated_tokens_ = 0;
+
+  // Shared with submitting threads, under mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Sequence>> inbox_;
+  std::vector<uint64_t> cancels_;
+  bool stopping_ = false;
+  uint64_t next_id_ = 1;
+  int64_t n_prompt_tokens_ = 0;  // accepted by submit()
+  EngineStats stats_;
+
+  std::thread thread_;  // last: starts after everything above is built
+};
+
+}  // namespace strata

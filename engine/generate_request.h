@@ -1,0 +1,59 @@
+// GenerateRequest and EngineEvent: what goes into the Engine and what comes
+// back out, as plain structs (no JSON below service/). The service fills a
+// GenerateRequest from the HTTP body after tokenizing; the engine answers
+// with a stream of EngineEvents, the last of which carries the finish reason
+// and the usage.
+//
+// Threads: plain data; built on any thread, then owned by the engine thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/sampler/sampler.h"
+#include "engine/sampler/sampling_params.h"
+#include "engine/tokenizer/vocab.h"
+
+namespace strata {
+
+// Scheduling class: every waiting interactive request is admitted before any
+// batch one, and batch sequences are preempted first.
+enum class Priority { kInteractive = 0, kBatch = 1 };
+
+struct GenerateRequest {
+  std::vector<TokenId> prompt;  // >= 1 token, every id in the vocabulary
+  SamplingParams sampling;      // must validate()
+  int64_t max_tokens = 256;     // >= 1; prompt.size() + max_tokens <= context length
+  std::vector<std::string> stop;  // stop strings; the text before the first match is kept
+  Priority priority = Priority::kInteractive;
+  bool logprobs = false;    // report each token's logprob (and sampling.n_logprobs alternatives)
+  bool ignore_eos = false;  // benchmarks: always run max_tokens
+};
+
+// Named EngineFinish, not FinishReason, so as not to clash with
+// engine/generation/generator.h (which has no error case).
+enum class EngineFinish { kStop, kLength, kCancelled, kError };
+std::string_view engine_finish_name(EngineFinish finish);  // "stop", "length", "cancelled", "error"
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t cached_prompt_tokens = 0;  // of prompt_tokens, served from the prefix cache
+  int64_t completion_tokens = 0;     // generated, an end-of-generation token included
+};
+
+// One step's news for one request. A request gets at most one event per
+// engine step; the last one has `finish` set (and no event follows it).
+struct EngineEvent {
+  uint64_t request_id = 0;
+  std::string text;                    // new text: whole UTF-8 characters, stop strings cut
+  std::vector<TokenId> token_ids;      // tokens sampled since the last event (0 or 1)
+  std::vector<SampledToken> logprobs;  // one per token_ids entry when request.logprobs
+  std::optional<EngineFinish> finish;  // set on the final event only
+  std::string error;                   // when finish == kError: what went wrong
+  Usage usage;                         // valid on the final event
+};
+
+}  // namespace strata

@@ -1,0 +1,416 @@
+// The Engine end to end on a tiny random llama (hidden 64, 2 layers, the
+// llama2 tokenizer) on the CPU backend: batch invariance, preemption under
+// block pressure, cancellation, chunked prefill beside decoding streams, and
+// priorities. Every test asserts exact outcomes (tokens, counts), not times,
+// and that the KV pool is entirely free once the engine is gone.
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <unistd.h>
+#include <vector>
+
+#include "engine/cpu/cpu_runtime.h"
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/loaded_model.h"
+#include "service/dev/hf_tokenizer_import.h"
+#include "service/dev/random_model.h"
+
+namespace strata {
+namespace {
+
+constexpr int64_t kContext = 4352;
+
+// Writes (once per process) and opens the test model.
+const LoadedModel& test_model() {
+  static std::unique_ptr<LoadedModel> model = [] {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("strata_engine_test_" +
+                                                   std::to_string(::getpid()) + ".gguf"))
+            .string();
+    GgufWriter writer;
+    int64_t n_vocab = 0;
+    for (auto& [key, value] : import_hf_tokenizer(resolve_hf_tokenizer_dir("llama2"))) {
+      if (key == "tokenizer.ggml.tokens") n_vocab = static_cast<int64_t>(value.as_array()->items.size());
+      writer.set(key, std::move(value));
+    }
+    ModelConfig c;
+    c.arch = Architecture::kLlama;
+    c.n_embd = 64;
+    c.n_layers = 2;
+    c.n_heads = 4;
+    c.n_kv_heads = 2;
+    c.head_dim = 16;
+    c.n_ffn = 128;
+    c.context_length = kContext;
+    c.n_vocab = n_vocab;
+    c.rms_norm_eps = 1e-5f;
+    c.rope_freq_base = 10000.0f;
+    add_random_model(writer, RandomModelOptions{.config = c, .type = WeightType::kF32, .seed = 7,
+                                                .name = "engine-test", .rope_scaling = std::nullopt});
+    writer.write(path);
+    std::unique_ptr<LoadedModel> loaded = LoadedModel::open(path);
+    std::filesystem::remove(path);
+    return loaded;
+  }();
+  return *model;
+}
+
+// What one request got back.
+struct Outcome {
+  std::vector<TokenId> tokens;
+  std::string text;
+  int n_events = 0;
+  std::optional<EngineFinish> finish;
+  Usage usage;
+};
+
+// Collects events of many requests; waits for their final events.
+class Collector {
+ public:
+  EventCallback callback(int index) {
+    return [this, index](const EngineEvent& event) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      Outcome& out = outcomes_[index];
+      EXPECT_FALSE(out.finish.has_value()) << "event after the final one";
+      out.tokens.insert(out.tokens.end(), event.token_ids.begin(), event.token_ids.end());
+      out.text += event.text;
+      ++out.n_events;
+      if (event.finish) {
+        out.finish = event.finish;
+        out.usage = event.usage;
+        ++n_finished_;
+        done_.notify_all();
+      }
+    };
+  }
+  std::map<int, Outcome> wait(int n) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const bool ok = done_.wait_for(lock, std::chrono::minutes(5), [&] { return n_finished_ >= n; });
+    EXPECT_TRUE(ok) << "requests did not finish";
+    return outcomes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::map<int, Outcome> outcomes_;
+  int n_finished_ = 0;
+};
+
+std::vector<TokenId> random_prompt(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<TokenId> id(3, 31999);  // no control tokens
+  std::vector<TokenId> prompt(static_cast<size_t>(n));
+  for (TokenId& t : prompt) t = id(rng);
+  return prompt;
+}
+
+GenerateRequest request_for(int i, int64_t n_prompt, int64_t max_tokens, bool sampled = false) {
+  GenerateRequest r;
+  r.prompt = random_prompt(n_prompt, 1000 + static_cast<uint64_t>(i));
+  r.max_tokens = max_tokens;
+  r.ignore_eos = true;
+  r.sampling.temperature = sampled ? 0.8f : 0.0f;
+  r.sampling.seed = static_cast<uint64_t>(i) + 1;
+  return r;
+}
+
+struct EngineSetup {
+  int64_t n_kv_blocks = 1024;
+  SchedulerOptions scheduler{};
+  std::function<void(const StepReport&)> on_step = nullptr;
+};
+
+// A runtime and an engine over it; the pool must be all free after the engine.
+class EngineUnderTest {
+ public:
+  explicit EngineUnderTest(const EngineSetup& setup)
+      : runtime_(test_model(), CpuRuntimeOptions{.n_kv_blocks = setup.n_kv_blocks, .n_threads = 2}),
+        engine_(std::make_unique<Engine>(
+            runtime_.backend(), runtime_.kv_blocks(), test_model().tokenizer(),
+            EngineOptions{.scheduler = setup.scheduler, .check_integrity = true,
+                          .on_step = setup.on_step})) {}
+  ~EngineUnderTest() {
+    shut_down();
+    EXPECT_EQ(runtime_.kv_blocks().n_free(), runtime_.kv_blocks().n_total());
+    runtime_.kv_blocks().check_integrity();
+  }
+  Engine& engine() { return *engine_; }
+  // Waits until no request is left (the stats snapshot is published after a
+  // step's events, so a final event can come before its step's stats), then
+  // joins the engine thread. Returns the last stats.
+  EngineStats shut_down() {
+    if (engine_) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+      do {
+        last_stats_ = engine_->stats();
+        if (last_stats_.n_running + last_stats_.n_waiting == 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      } while (std::chrono::steady_clock::now() < deadline);
+      engine_.reset();
+    }
+    return last_stats_;
+  }
+
+ private:
+  CpuRuntime runtime_;
+  std::unique_ptr<Engine> engine_;
+  EngineStats last_stats_;
+};
+
+// Each request alone, one after another, on a roomy engine.
+std::vector<Outcome> run_alone(const std::vector<GenerateRequest>& requests) {
+  EngineUnderTest e(EngineSetup{});
+  std::vector<Outcome> outcomes;
+  for (const GenerateRequest& r : requests) {
+    Collector c;
+    e.engine().submit(r, c.callback(0));
+    outcomes.push_back(c.wait(1)[0]);
+  }
+  return outcomes;
+}
+
+std::map<int, Outcome> run_together(EngineUnderTest& e, const std::vector<GenerateRequest>& requests) {
+  Collector c;
+  for (size_t i = 0; i < requests.size(); ++i) e.engine().submit(requests[i], c.callback(static_cast<int>(i)));
+  return c.wait(static_cast<int>(requests.size()));
+}
+
+TEST(EngineTest, RejectsRequestsThatCannotRun) {
+  EngineUnderTest e(EngineSetup{.n_kv_blocks = 64});
+  auto submit = [&](GenerateRequest r) { return e.engine().submit(std::move(r), nullptr); };
+  GenerateRequest ok = request_for(0, 8, 4);
+  GenerateRequest empty = ok;
+  empty.prompt.clear();
+  EXPECT_THROW(submit(empty), std::invalid_argument);
+  GenerateRequest bad_token = ok;
+  bad_token.prompt[3] = 32000;
+  EXPECT_THROW(submit(bad_token), std::invalid_argument);
+  GenerateRequest too_long = ok;
+  too_long.max_tokens = kContext;
+  EXPECT_THROW(submit(too_long), std::invalid_argument);
+  GenerateRequest too_big_for_pool = ok;
+  too_big_for_pool.max_tokens = 64 * 16;
+  EXPECT_THROW(submit(too_big_for_pool), std::invalid_argument);
+  GenerateRequest bad_sampling = ok;
+  bad_sampling.sampling.top_p = 0.0f;
+  EXPECT_THROW(submit(bad_sampling), std::invalid_argument);
+  GenerateRequest no_tokens = ok;
+  no_tokens.max_tokens = 0;
+  EXPECT_THROW(submit(no_tokens), std::invalid_argument);
+}
+
+TEST(EngineTest, FinalEventCarriesUsageAndText) {
+  EngineUnderTest e(EngineSetup{});
+  GenerateRequest r = request_for(1, 20, 12);
+  r.logprobs = true;
+  std::vector<EngineEvent> events;
+  std::mutex mutex;
+  std::condition_variable done;
+  e.engine().submit(r, [&](const EngineEvent& ev) {
+    std::lock_guard<std::mutex> lock(mutex);
+    events.push_back(ev);
+    done.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mutex);
+  ASSERT_TRUE(done.wait_for(lock, std::chrono::minutes(1),
+                            [&] { return !events.empty() && events.back().finish; }));
+  ASSERT_EQ(events.size(), 12u);
+  std::vector<TokenId> tokens;
+  for (const EngineEvent& ev : events) {
+    ASSERT_EQ(ev.token_ids.size(), 1u);
+    ASSERT_EQ(ev.logprobs.size(), 1u);
+    EXPECT_EQ(ev.logprobs[0].id, ev.token_ids[0]);
+    tokens.push_back(ev.token_ids[0]);
+  }
+  EXPECT_EQ(*events.back().finish, EngineFinish::kLength);
+  EXPECT_EQ(events.back().usage.prompt_tokens, 20);
+  EXPECT_EQ(events.back().usage.completion_tokens, 12);
+  std::string text;
+  for (const EngineEvent& ev : events) text += ev.text;
+  EXPECT_EQ(text, test_model().tokenizer().decode(tokens));
+}
+
+TEST(EngineTest, BatchedGreedyOutputEqualsAlone) {
+  std::vector<GenerateRequest> requests;
+  for (int i = 0; i < 32; ++i) requests.push_back(request_for(i, 1 + (i * 37) % 300, 16));
+  const std::vector<Outcome> alone = run_alone(requests);
+  EngineUnderTest e(EngineSetup{});
+  std::map<int, Outcome> together = run_together(e, requests);
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(together[i].tokens, alone[static_cast<size_t>(i)].tokens) << "request " << i;
+    EXPECT_EQ(together[i].text, alone[static_cast<size_t>(i)].text) << "request " << i;
+    EXPECT_EQ(*together[i].finish, EngineFinish::kLength);
+    EXPECT_EQ(together[i].usage.completion_tokens, 16);
+  }
+  EXPECT_EQ(e.shut_down().n_generated_tokens, 32 * 16);
+}
+
+TEST(EngineTest, PreemptionUnderBlockPressureKeepsOutputs) {
+  // 20 requests of up to 64 tokens (4 blocks of 16); blocks for about 3.
+  std::vector<GenerateRequest> requests;
+  for (int i = 0; i < 20; ++i) requests.push_back(request_for(i, 20 + i, 40 - i, i % 2 == 1));
+  const std::vector<Outcome> alone = run_alone(requests);
+  EngineUnderTest e(EngineSetup{.n_kv_blocks = 12, .scheduler = {.watermark_blocks = 0}});
+  std::map<int, Outcome> together = run_together(e, requests);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(together[i].tokens, alone[static_cast<size_t>(i)].tokens) << "request " << i;
+    EXPECT_EQ(together[i].text, alone[static_cast<size_t>(i)].text) << "request " << i;
+  }
+  const EngineStats stats = e.shut_down();
+  EXPECT_GT(stats.n_preemptions, 0);
+  EXPECT_EQ(stats.n_blocks_used, 0);
+}
+
+TEST(EngineTest, RepeatedPromptReusesCachedBlocks) {
+  EngineUnderTest e(EngineSetup{});
+  const GenerateRequest r = request_for(5, 100, 10);
+  Outcome first, second;
+  {
+    Collector c;
+    e.engine().submit(r, c.callback(0));
+    first = c.wait(1)[0];
+  }
+  {
+    Collector c;
+    e.engine().submit(r, c.callback(0));
+    second = c.wait(1)[0];
+  }
+  EXPECT_EQ(first.usage.cached_prompt_tokens, 0);
+  EXPECT_EQ(second.usage.cached_prompt_tokens, 96);  // 6 full blocks of 16
+  EXPECT_EQ(second.tokens, first.tokens);
+  EXPECT_EQ(e.shut_down().n_cached_prompt_tokens, 96);
+}
+
+TEST(EngineTest, CancelMidPrefillAndMidDecodeFreesBlocks) {
+  Engine* engine = nullptr;
+  int long_chunks = 0;  // engine thread only
+  EngineSetup setup{.n_kv_blocks = 512, .scheduler = {.max_batch_tokens = 64}};
+  // Mid-prefill: the 2000-token prompt (the only one with full 64-token
+  // chunks) is cancelled after its 3rd chunk, from the step hook.
+  setup.on_step = [&](const StepReport& report) {  // engine thread
+    for (const StepReport::Chunk& chunk : report.chunks) {
+      if (chunk.n_tokens == 64 && ++long_chunks == 3) engine->cancel(chunk.request_id);
+    }
+  };
+  EngineUnderTest e(setup);
+  engine = &e.engine();
+  // Mid-decode: cancelled from its own callback on its 3rd token.
+  Collector c;
+  EventCallback decode_events = c.callback(1);
+  int decode_tokens = 0;  // engine thread only
+  engine->submit(request_for(1, 10, 100), [&, decode_events](const EngineEvent& ev) {
+    decode_events(ev);
+    if (++decode_tokens == 3) engine->cancel(ev.request_id);
+  });
+  std::map<int, Outcome> out = c.wait(1);
+  EXPECT_EQ(*out[1].finish, EngineFinish::kCancelled);
+  EXPECT_EQ(out[1].usage.completion_tokens, 3);
+  EXPECT_EQ(out[1].tokens.size(), 3u);
+
+  Collector c2;
+  engine->submit(request_for(2, 2000, 8), c2.callback(2));
+  std::map<int, Outcome> out2 = c2.wait(1);
+  EXPECT_EQ(*out2[2].finish, EngineFinish::kCancelled);
+  EXPECT_EQ(out2[2].usage.completion_tokens, 0);
+  EXPECT_TRUE(out2[2].tokens.empty());
+  engine->cancel(12345);  // unknown: ignored
+  const EngineStats stats = e.shut_down();
+  EXPECT_EQ(long_chunks, 3);
+  EXPECT_EQ(stats.n_blocks_used, 0);
+  EXPECT_EQ(stats.n_running + stats.n_waiting, 0);
+}
+
+TEST(EngineTest, LongPromptPrefillsInChunksWhileStreamsDecode) {
+  std::mutex mutex;
+  std::vector<StepReport> steps;
+  EngineSetup setup{.n_kv_blocks = 400, .scheduler = {.max_batch_tokens = 512}};
+  setup.on_step = [&](const StepReport& report) {
+    std::lock_guard<std::mutex> lock(mutex);
+    steps.push_back(report);
+  };
+  EngineUnderTest e(setup);
+  Engine& engine = e.engine();
+  Collector c;
+  EventCallback stream_events = c.callback(0);
+  EventCallback long_events = c.callback(1);
+  std::atomic<bool> long_submitted{false};
+  uint64_t long_id = 0;
+  // The stream submits the long prompt from its first event (engine thread),
+  // so the long prompt arrives while the stream is decoding.
+  const uint64_t stream_id = engine.submit(request_for(0, 10, 40), [&](const EngineEvent& ev) {
+    stream_events(ev);
+    if (!long_submitted.exchange(true)) long_id = engine.submit(request_for(1, 4096, 4), long_events);
+  });
+  std::map<int, Outcome> out = c.wait(2);
+  EXPECT_EQ(out[0].tokens.size(), 40u);
+  EXPECT_EQ(out[1].tokens.size(), 4u);
+  std::lock_guard<std::mutex> lock(mutex);
+  int prefill_steps = 0;
+  int64_t prefilled = 0;
+  for (const StepReport& step : steps) {
+    const StepReport::Chunk* stream = nullptr;
+    const StepReport::Chunk* prefill = nullptr;
+    for (const StepReport::Chunk& chunk : step.chunks) {
+      if (chunk.request_id == stream_id) stream = &chunk;
+      if (chunk.request_id == long_id && chunk.n_past < 4096) prefill = &chunk;
+    }
+    if (prefill == nullptr) continue;
+    ++prefill_steps;
+    prefilled += prefill->n_tokens;
+    EXPECT_LE(prefill->n_tokens, 511) << "step " << step.step;
+    ASSERT_NE(stream, nullptr) << "the stream got no token in step " << step.step;
+    EXPECT_EQ(stream->n_tokens, 1);
+    EXPECT_TRUE(stream->samples);
+    EXPECT_EQ(step.chunks.front().request_id, stream_id);  // decode first
+  }
+  EXPECT_EQ(prefilled, 4096);
+  EXPECT_EQ(prefill_steps, 9);  // ceil(4096 / 511)
+}
+
+TEST(EngineTest, InteractiveAdmittedBeforeQueuedBatch) {
+  // One running slot: requests queue up behind the first.
+  std::mutex mutex;
+  std::vector<uint64_t> admitted;
+  EngineSetup setup{.scheduler = {.max_running = 1}};
+  setup.on_step = [&](const StepReport& report) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const StepReport::Chunk& chunk : report.chunks) {
+      if (chunk.n_past == 0) admitted.push_back(chunk.request_id);
+    }
+  };
+  EngineUnderTest e(setup);
+  Engine& engine = e.engine();
+  Collector c;
+  std::vector<uint64_t> ids(4);
+  EventCallback first_events = c.callback(0);
+  std::atomic<bool> queued{false};
+  // Queue the others from the first request's first event, so they are all
+  // waiting together when the slot frees.
+  ids[0] = engine.submit(request_for(0, 8, 6), [&](const EngineEvent& ev) {
+    if (!queued.exchange(true)) {
+      GenerateRequest b1 = request_for(1, 8, 2), b2 = request_for(2, 8, 2), i3 = request_for(3, 8, 2);
+      b1.priority = b2.priority = Priority::kBatch;
+      ids[1] = engine.submit(b1, c.callback(1));
+      ids[2] = engine.submit(b2, c.callback(2));
+      ids[3] = engine.submit(i3, c.callback(3));
+    }
+    first_events(ev);
+  });
+  c.wait(4);
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(admitted, (std::vector<uint64_t>{ids[0], ids[3], ids[1], ids[2]}));
+}
+
+}  // namespace
+}  // namespace strata
