@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Builds the binaries that run on the GPU machine: C libraries and libstdc++
 # linked statically (that machine has no liburing, SQLite, PCRE2 or utf8proc),
-# CUDA for sm_90 only, stripped, under build-device/bin/ (carried by the
-# device tool: keep it under 64 MiB).
+# CUDA for sm_90 only (the H200), stripped, under build-device/bin/ (carried by
+# the device tool: keep it under 64 MiB): strata and the tests labelled gpu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+gpu_tests=(gpu_devices_test)
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_STATIC_DEPS=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
-cmake --build build-device -j "$(nproc)" --target strata
+  -DSTRATA_CUDA=ON -DSTRATA_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
+cmake --build build-device -j "$(nproc)" --target strata "${gpu_tests[@]}"
 mkdir -p build-device/bin
 strip -o build-device/bin/strata build-device/service/strata
+for test in "${gpu_tests[@]}"; do
+  strip -o "build-device/bin/$test" "$(find build-device/tests -name "$test" -type f | head -1)"
+done
 ls -l build-device/bin
