@@ -21,6 +21,9 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
       cache_(kv_blocks, block_tokens_),
       scheduler_(cache_, block_tokens_, options.scheduler) {
   STRATA_CHECK(kv_blocks.n_free() == kv_blocks.n_total(), "the KV pool must start free");
+  STRATA_CHECK(options.scheduler.model_fingerprint != ModelFingerprint{},
+               "EngineOptions.scheduler.model_fingerprint is unset: build it with "
+               "model_fingerprint(model file, KV layout)");
   stats_.n_blocks_total = cache_.n_total();
   thread_ = std::thread([this] { loop(); });
 }
@@ -239,6 +242,7 @@ void Engine::publish_stats() {
   stats.n_steps = scheduler_.n_steps();
   stats.n_preemptions = scheduler_.n_preemptions();
   stats.n_cached_prompt_tokens = scheduler_.n_cached_prompt_tokens();
+  stats.n_computed_prompt_tokens = scheduler_.n_computed_prompt_tokens();
   stats.n_generated_tokens = n_generated_tokens_;
   stats.n_blocks_used = cache_.n_referenced();
   stats.n_blocks_cached = cache_.n_cached();

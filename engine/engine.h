@@ -41,6 +41,8 @@ struct EngineStats {
   int64_t n_preemptions = 0;
   int64_t n_prompt_tokens = 0;         // of accepted requests
   int64_t n_cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
+  // Prompt positions run through the model (recomputes after preemption too).
+  int64_t n_computed_prompt_tokens = 0;
   int64_t n_generated_tokens = 0;
   int64_t n_blocks_used = 0;    // referenced by block tables
   int64_t n_blocks_cached = 0;  // published in the prefix cache (used or idle)
@@ -60,6 +62,10 @@ struct StepReport {
 };
 
 struct EngineOptions {
+  // scheduler.model_fingerprint must be set, to
+  // model_fingerprint(model file, backend KV layout) (engine/model_fingerprint.h):
+  // the engine refuses the all-zero default, which would let block hashes of
+  // different models collide.
   SchedulerOptions scheduler;
   // After every step: Scheduler::check_integrity() (tests, debug builds).
   bool check_integrity = false;

@@ -23,11 +23,12 @@ namespace strata {
 // batch one, and batch sequences are preempted first.
 enum class Priority { kInteractive = 0, kBatch = 1 };
 
+// Every field has a default, so designated initializers may omit any of them.
 struct GenerateRequest {
-  std::vector<TokenId> prompt;  // >= 1 token, every id in the vocabulary
-  SamplingParams sampling;      // must validate()
-  int64_t max_tokens = 256;     // >= 1; prompt.size() + max_tokens <= context length
-  std::vector<std::string> stop;  // stop strings; the text before the first match is kept
+  std::vector<TokenId> prompt{};    // >= 1 token, every id in the vocabulary
+  SamplingParams sampling{};        // must validate()
+  int64_t max_tokens = 256;         // >= 1; prompt.size() + max_tokens <= context length
+  std::vector<std::string> stop{};  // stop strings; the text before the first match is kept
   Priority priority = Priority::kInteractive;
   bool logprobs = false;    // report each token's logprob (and sampling.n_logprobs alternatives)
   bool ignore_eos = false;  // benchmarks: always run max_tokens

@@ -72,19 +72,35 @@ std::vector<ScheduledChunk> Scheduler::schedule() {
     STRATA_CHECK(grow_table(seq, seq.n_computed + n));
     take(seq, n);
   }
-  // 3. Admission of waiting sequences, above the watermark.
-  while (!waiting_.empty() && budget > 0 && n_running() < options_.max_running &&
+  // 3. Admission of waiting sequences, above the watermark, in priority
+  // order; one whose next block is in flight is skipped (see the header).
+  size_t next = 0;
+  while (next < waiting_.size() && budget > 0 && n_running() < options_.max_running &&
          blocks_.can_allocate(1 + watermark_blocks_)) {
-    Sequence& seq = *waiting_.front();
-    match_prefix(seq);
-    const int64_t n = tokens_that_fit(seq, std::min(seq.n_uncomputed(), budget),
-                                      /*reserve=*/watermark_blocks_);
-    if (n == 0) {  // the match took the idle blocks it counted on
-      blocks_.release_table(seq.block_table);
-      seq.block_table.clear();
-      seq.n_computed = 0;
-      break;
+    Sequence& seq = *waiting_[next];
+    const int64_t n_full = n_matchable_blocks(seq);
+    const std::span<const BlockHash> chain =
+        std::span<const BlockHash>(seq.block_hashes).first(n_full);
+    const std::span<const TokenId> chain_tokens = seq.tokens().first(n_full * block_tokens_);
+    const PrefixCache::MatchPeek peek = n_full > 0 ? blocks_.peek(chain, chain_tokens)
+                                                   : PrefixCache::MatchPeek{};
+    if (peek.n_blocks < n_full && is_in_flight(chain[peek.n_blocks], peek.n_blocks)) {
+      ++n_prefix_holds_;
+      ++next;
+      continue;
     }
+    // Plan: the matched blocks stop being evictable once referenced.
+    const int64_t n_matched_tokens = peek.n_blocks * block_tokens_;
+    const int64_t available = std::max<int64_t>(
+        0, blocks_.n_free() + blocks_.n_evictable() - peek.n_idle - watermark_blocks_);
+    const int64_t n = std::min({seq.n_tokens() - n_matched_tokens, budget,
+                                available * block_tokens_});
+    if (n <= 0) break;  // no room: admission resumes when blocks free up
+    // Commit.
+    if (n_full > 0) seq.block_table = blocks_.match(chain, chain_tokens);
+    STRATA_CHECK(static_cast<int64_t>(seq.block_table.size()) == peek.n_blocks,
+                 "match() disagrees with peek()");
+    seq.n_computed = n_matched_tokens;
     STRATA_CHECK(grow_table(seq, seq.n_computed + n));
     if (!seq.admitted_once) {
       seq.admitted_once = true;
@@ -93,8 +109,8 @@ std::vector<ScheduledChunk> Scheduler::schedule() {
     }
     seq.status = SequenceStatus::kRunning;
     take(seq, n);
-    std::unique_ptr<Sequence> admitted = std::move(waiting_.front());
-    waiting_.erase(waiting_.begin());
+    std::unique_ptr<Sequence> admitted = std::move(waiting_[next]);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(next));
     insert_sorted(running_, std::move(admitted));
   }
   if (!batch.empty()) ++n_steps_;
@@ -107,6 +123,10 @@ void Scheduler::mark_computed(const ScheduledChunk& chunk) {
                "sequence ", seq.id, " changed between schedule and compute");
   seq.n_computed += chunk.n_tokens;
   STRATA_CHECK(seq.n_computed <= seq.n_tokens());
+  n_computed_prompt_tokens_ += std::min(seq.n_computed, seq.n_prompt()) -
+                               std::min(chunk.n_past, seq.n_prompt());
+  // The blocks this chunk completed are matchable from the next admission on.
+  publish_blocks(seq, chunk.n_past / block_tokens_, seq.n_computed / block_tokens_);
 }
 
 std::unique_ptr<Sequence> Scheduler::remove(uint64_t id) {
@@ -184,28 +204,44 @@ void Scheduler::extend_hashes(Sequence& seq, int64_t n_blocks) {
   }
 }
 
-void Scheduler::match_prefix(Sequence& seq) {
+int64_t Scheduler::n_matchable_blocks(Sequence& seq) {
   STRATA_CHECK(seq.block_table.empty() && seq.n_computed == 0);
-  if (!options_.prefix_caching) return;
-  // At least one token is left to run: its logits give the next token.
+  if (!options_.prefix_caching) return 0;
   const int64_t n_full = (seq.n_tokens() - 1) / block_tokens_;
-  if (n_full == 0) return;
   extend_hashes(seq, n_full);
-  seq.block_table = blocks_.match(std::span<const BlockHash>(seq.block_hashes).first(n_full),
-                                  seq.tokens().first(n_full * block_tokens_));
-  seq.n_computed = static_cast<int64_t>(seq.block_table.size()) * block_tokens_;
+  return n_full;
+}
+
+bool Scheduler::is_in_flight(const BlockHash& hash, int64_t block) {
+  const int64_t end = (block + 1) * block_tokens_;  // the block's tokens end here
+  for (const std::unique_ptr<Sequence>& running : running_) {
+    Sequence& seq = *running;
+    if (seq.n_computed >= end || seq.n_tokens() < end) continue;  // computed, or not full
+    extend_hashes(seq, block + 1);
+    if (seq.block_hashes[static_cast<size_t>(block)] == hash) return true;
+  }
+  return false;
+}
+
+void Scheduler::publish_blocks(Sequence& seq, int64_t from, int64_t to) {
+  if (!options_.prefix_caching || from >= to) return;
+  STRATA_CHECK(to * block_tokens_ <= seq.n_computed &&
+                   to <= static_cast<int64_t>(seq.block_table.size()),
+               "sequence ", seq.id, " publishes blocks it has not computed");
+  extend_hashes(seq, to);
+  for (int64_t i = from; i < to; ++i) {
+    const size_t b = static_cast<size_t>(i);
+    // A block another sequence published first is shared instead (publish
+    // moves the reference to it); a cached one is left as it is.
+    seq.block_table[b] = blocks_.publish(seq.block_hashes[b], seq.block_table[b],
+                                         seq.tokens().subspan(i * block_tokens_, block_tokens_));
+  }
 }
 
 void Scheduler::release_blocks(Sequence& seq) {
-  if (options_.prefix_caching) {
-    const int64_t n_full = std::min(seq.n_computed / block_tokens_,
-                                    static_cast<int64_t>(seq.block_table.size()));
-    extend_hashes(seq, n_full);
-    for (int64_t i = 0; i < n_full; ++i) {
-      seq.block_table[i] = blocks_.publish(seq.block_hashes[i], seq.block_table[i],
-                                           seq.tokens().subspan(i * block_tokens_, block_tokens_));
-    }
-  }
+  // Normally all published already by mark_computed; publishing again is a no-op.
+  publish_blocks(seq, 0, std::min(seq.n_computed / block_tokens_,
+                                  static_cast<int64_t>(seq.block_table.size())));
   blocks_.release_table(seq.block_table);
   seq.block_table.clear();
   seq.n_computed = 0;

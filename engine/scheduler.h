@@ -14,8 +14,24 @@
 // released, and it goes back to waiting to recompute prompt + generated
 // tokens (mostly from the cache) when it is admitted again.
 //
-// Admission asks the prefix cache for the longest cached run of the
-// sequence's full blocks (verified by tokens) and computes only the rest.
+// Prefix sharing. Every full block is published to the prefix cache as soon
+// as its K/V are computed (mark_computed, after the step that completes it),
+// not only when its sequence finishes, so that requests arriving together
+// with one long system prompt compute it once:
+//  - Admission plans with PrefixCache::peek (the longest cached run of the
+//    sequence's full blocks, verified by tokens; no side effects), and calls
+//    match() only when it admits, so the cache's hit/miss counters count one
+//    lookup per admission.
+//  - Prefix-aware admission: when a waiting sequence's first unmatched full
+//    block is "in flight" — a running sequence will compute a block with the
+//    same chained hash and has not yet (it may be in this very step) — the
+//    sequence stays waiting (skipped, not blocking those behind it) until
+//    that block is published, and is then admitted with the longer match.
+//    Computing the block twice would waste the step; waiting costs at most
+//    the steps the running sequence needs for it. A sequence whose next
+//    block is not in flight is never delayed. The running sequence never
+//    waits on a waiting one, so this cannot deadlock; if it is preempted or
+//    finishes, the block is no longer in flight.
 //
 // Threads: the engine thread only (no lock).
 #pragma once
@@ -78,6 +94,10 @@ class Scheduler {
   int64_t n_steps() const { return n_steps_; }  // schedule() calls that planned work
   int64_t n_preemptions() const { return n_preemptions_; }
   int64_t n_cached_prompt_tokens() const { return n_cached_prompt_tokens_; }
+  // Prompt positions run through the model (recomputes after preemption too).
+  int64_t n_computed_prompt_tokens() const { return n_computed_prompt_tokens_; }
+  // Admission passes in which a waiting sequence was held for an in-flight block.
+  int64_t n_prefix_holds() const { return n_prefix_holds_; }
   int64_t watermark_blocks() const { return watermark_blocks_; }
   const PrefixCache& blocks() const { return blocks_; }
 
@@ -99,8 +119,14 @@ class Scheduler {
   // in this step; false when there is none.
   bool preempt_after(size_t self);
   void preempt(size_t index);  // running_[index] back to waiting
-  // Matches seq's computed-prefix candidates in the prefix cache; sets n_computed.
-  void match_prefix(Sequence& seq);
+  // Full blocks of seq that admission may take from the cache (at least one
+  // token is left to run: its logits give the next token); extends its hashes.
+  int64_t n_matchable_blocks(Sequence& seq);
+  // True when a running sequence will compute a full block with hash
+  // `hash` at index `block` of its table and has not yet computed it.
+  bool is_in_flight(const BlockHash& hash, int64_t block);
+  // Publishes seq's full blocks in [from, to) (computed, in its table).
+  void publish_blocks(Sequence& seq, int64_t from, int64_t to);
   // Publishes seq's computed full blocks and releases its table.
   void release_blocks(Sequence& seq);
   void extend_hashes(Sequence& seq, int64_t n_blocks);
@@ -115,6 +141,8 @@ class Scheduler {
   int64_t n_steps_ = 0;
   int64_t n_preemptions_ = 0;
   int64_t n_cached_prompt_tokens_ = 0;
+  int64_t n_computed_prompt_tokens_ = 0;
+  int64_t n_prefix_holds_ = 0;
 };
 
 }  // namespace strata

@@ -91,8 +91,8 @@ BlockId PrefixCache::publish(const BlockHash& hash, BlockId block,
   return existing;
 }
 
-std::vector<BlockId> PrefixCache::match(std::span<const BlockHash> chain,
-                                        std::span<const int32_t> tokens) {
+std::vector<BlockId> PrefixCache::walk(std::span<const BlockHash> chain,
+                                       std::span<const int32_t> tokens) const {
   const int64_t n_chain = static_cast<int64_t>(chain.size());
   STRATA_CHECK(static_cast<int64_t>(tokens.size()) >= n_chain * block_tokens_, "chain of ", n_chain,
                " blocks but only ", tokens.size(), " tokens");
@@ -105,12 +105,28 @@ std::vector<BlockId> PrefixCache::match(std::span<const BlockHash> chain,
     if (!std::ranges::equal(stored_tokens(found->second), request_tokens)) break;
     matched.push_back(found->second);
   }
+  return matched;
+}
+
+PrefixCache::MatchPeek PrefixCache::peek(std::span<const BlockHash> chain,
+                                         std::span<const int32_t> tokens) const {
+  MatchPeek result;
+  for (BlockId block : walk(chain, tokens)) {
+    ++result.n_blocks;
+    if (state(block).ref_count == 0) ++result.n_idle;
+  }
+  return result;
+}
+
+std::vector<BlockId> PrefixCache::match(std::span<const BlockHash> chain,
+                                        std::span<const int32_t> tokens) {
+  std::vector<BlockId> matched = walk(chain, tokens);
   // References only after the walk: it stops at the first miss, and nothing
   // it looked at can change meanwhile (one thread).
   for (BlockId block : matched) acquire(block);
   const int64_t n_matched = static_cast<int64_t>(matched.size());
   counters_.hits += n_matched;
-  counters_.misses += n_chain - n_matched;
+  counters_.misses += static_cast<int64_t>(chain.size()) - n_matched;
   return matched;
 }
 

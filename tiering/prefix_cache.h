@@ -97,6 +97,16 @@ class PrefixCache {
   // Publishing a block cached under another hash is a bug. O(block_tokens).
   BlockId publish(const BlockHash& hash, BlockId block, std::span<const int32_t> tokens);
 
+  // What match(chain, tokens) would return, without its effects: no
+  // reference, no LRU touch, no counter. Lets admission plan first (does the
+  // request fit once its matched blocks stop being evictable?) and call
+  // match() once, when it commits. O(matched * block_tokens).
+  struct MatchPeek {
+    int64_t n_blocks = 0;  // length of the prefix match() would return
+    int64_t n_idle = 0;    // of those, idle now (counted by n_evictable() until matched)
+  };
+  MatchPeek peek(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
+
   // The longest prefix of `chain` whose blocks are all cached with stored
   // tokens equal to the request's: chain[i] is checked against tokens
   // [i * block_tokens, (i + 1) * block_tokens), so `tokens` must cover the
@@ -104,7 +114,8 @@ class PrefixCache {
   // returned block (idle ones leave the LRU), so a later can_allocate() does
   // not count them as evictable; a caller that then cannot admit the request
   // gives them back with release_table(). Adds to hits and misses (see
-  // Counters): call once per lookup, not once per admission retry.
+  // Counters): call once per lookup, not once per admission retry (plan
+  // with peek()).
   // O(matched * block_tokens).
   std::vector<BlockId> match(std::span<const BlockHash> chain, std::span<const int32_t> tokens);
 
@@ -140,6 +151,9 @@ class PrefixCache {
   std::span<int32_t> stored_tokens(BlockId block);
   std::span<const int32_t> stored_tokens(BlockId block) const;
   void evict_least_recently_used();
+  // Leading blocks of `chain` cached with the request's tokens (match()'s walk).
+  std::vector<BlockId> walk(std::span<const BlockHash> chain,
+                            std::span<const int32_t> tokens) const;
 
   BlockPool& pool_;
   int64_t block_tokens_ = 0;

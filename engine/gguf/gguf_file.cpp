@@ -193,6 +193,7 @@ GgufFile GgufFile::open(const std::string& path) {
 GgufFile GgufFile::parse(std::span<const std::byte> bytes) {
   GgufCursor cursor(bytes);
   GgufFile file;
+  file.bytes_ = bytes;
 
   auto magic = cursor.read<uint32_t>("magic");
   if (magic != kMagic) {

@@ -62,6 +62,8 @@ class GgufFile {
   // alignment. May lie past the end of a file that holds no tensors.
   uint64_t data_offset() const { return data_offset_; }
   const std::string& path() const { return file_.path(); }
+  // The whole file as parsed: the map, or the caller's bytes.
+  std::span<const std::byte> bytes() const { return bytes_; }
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }
@@ -80,6 +82,7 @@ class GgufFile {
 
  private:
   MappedFile file_;  // empty when parsed from caller-owned bytes
+  std::span<const std::byte> bytes_;  // the whole file: file_'s map or the caller's bytes
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <filesystem>
 #include <map>
@@ -21,6 +22,7 @@
 
 #include "engine/cpu/cpu_runtime.h"
 #include "engine/gguf/gguf_writer.h"
+#include "engine/model_fingerprint.h"
 #include "engine/model/loaded_model.h"
 #include "service/dev/hf_tokenizer_import.h"
 #include "service/dev/random_model.h"
@@ -138,7 +140,8 @@ class EngineUnderTest {
       : runtime_(test_model(), CpuRuntimeOptions{.n_kv_blocks = setup.n_kv_blocks, .n_threads = 2}),
         engine_(std::make_unique<Engine>(
             runtime_.backend(), runtime_.kv_blocks(), test_model().tokenizer(),
-            EngineOptions{.scheduler = setup.scheduler, .check_integrity = true,
+            EngineOptions{.scheduler = with_fingerprint(setup.scheduler),
+                          .check_integrity = true,
                           .on_step = setup.on_step})) {}
   ~EngineUnderTest() {
     shut_down();
@@ -163,14 +166,21 @@ class EngineUnderTest {
   }
 
  private:
+  // The model's fingerprint, as whoever builds an Engine must set it.
+  SchedulerOptions with_fingerprint(SchedulerOptions options) const {
+    options.model_fingerprint = model_fingerprint(test_model().file(), runtime_.kv_layout());
+    return options;
+  }
+
   CpuRuntime runtime_;
   std::unique_ptr<Engine> engine_;
   EngineStats last_stats_;
 };
 
 // Each request alone, one after another, on a roomy engine.
-std::vector<Outcome> run_alone(const std::vector<GenerateRequest>& requests) {
-  EngineUnderTest e(EngineSetup{});
+std::vector<Outcome> run_alone(const std::vector<GenerateRequest>& requests,
+                               const SchedulerOptions& scheduler = {}) {
+  EngineUnderTest e(EngineSetup{.scheduler = scheduler});
   std::vector<Outcome> outcomes;
   for (const GenerateRequest& r : requests) {
     Collector c;
@@ -290,6 +300,54 @@ TEST(EngineTest, RepeatedPromptReusesCachedBlocks) {
   EXPECT_EQ(second.usage.cached_prompt_tokens, 96);  // 6 full blocks of 16
   EXPECT_EQ(second.tokens, first.tokens);
   EXPECT_EQ(e.shut_down().n_cached_prompt_tokens, 96);
+}
+
+TEST(EngineTest, ConcurrentRequestsComputeASharedSystemPromptOnce) {
+  // 16 requests arrive together: one 1,000-token system prompt, then 24
+  // tokens of their own. The first computes the system prompt; the others
+  // wait while its blocks are in flight and then share its 62 full blocks
+  // (992 tokens), computing only the rest: 8 system tokens of the partial
+  // block and their own 24.
+  constexpr int kRequests = 16;
+  constexpr int64_t kSystem = 1000, kSuffix = 24, kShared = 992;
+  const std::vector<TokenId> system = random_prompt(kSystem, 77);
+  std::vector<GenerateRequest> requests;
+  for (int i = 0; i < kRequests; ++i) {
+    GenerateRequest r = request_for(i, kSuffix, 8, i % 2 == 1);
+    r.prompt.insert(r.prompt.begin(), system.begin(), system.end());
+    requests.push_back(std::move(r));
+  }
+  // Reference: each alone, computing everything (no cache to share).
+  const std::vector<Outcome> alone = run_alone(requests, SchedulerOptions{.prefix_caching = false});
+  // A budget that fits a whole prompt, so the others are looked at (and
+  // held) while the first one computes the system prompt.
+  EngineUnderTest e(EngineSetup{.scheduler = {.max_batch_tokens = 2048}});
+  std::map<int, Outcome> together = run_together(e, requests);
+  int64_t n_uncached = 0, sum_cached = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    EXPECT_EQ(together[i].tokens, alone[static_cast<size_t>(i)].tokens) << "request " << i;
+    EXPECT_EQ(together[i].text, alone[static_cast<size_t>(i)].text) << "request " << i;
+    EXPECT_EQ(alone[static_cast<size_t>(i)].usage.cached_prompt_tokens, 0);
+    const int64_t cached = together[i].usage.cached_prompt_tokens;
+    EXPECT_TRUE(cached == 0 || cached == kShared) << "request " << i << ": " << cached;
+    n_uncached += cached == 0 ? 1 : 0;
+    sum_cached += cached;
+    EXPECT_EQ(together[i].usage.prompt_tokens, kSystem + kSuffix);
+  }
+  EXPECT_EQ(n_uncached, 1);
+  const EngineStats stats = e.shut_down();
+  EXPECT_EQ(stats.n_preemptions, 0);
+  EXPECT_EQ(stats.n_prompt_tokens, kRequests * (kSystem + kSuffix));
+  EXPECT_EQ(stats.n_cached_prompt_tokens, (kRequests - 1) * kShared);
+  EXPECT_EQ(stats.n_cached_prompt_tokens, sum_cached);
+  // 1,000 + 16 x 24 + 15 x 8 = 1,504 of 16,384.
+  EXPECT_EQ(stats.n_computed_prompt_tokens,
+            kSystem + kRequests * kSuffix + (kRequests - 1) * (kSystem - kShared));
+  std::printf("shared system prompt: %lld prompt tokens, %lld computed, %lld cached, %lld steps\n",
+              static_cast<long long>(stats.n_prompt_tokens),
+              static_cast<long long>(stats.n_computed_prompt_tokens),
+              static_cast<long long>(stats.n_cached_prompt_tokens),
+              static_cast<long long>(stats.n_steps));
 }
 
 TEST(EngineTest, CancelMidPrefillAndMidDecodeFreesBlocks) {

@@ -49,6 +49,16 @@ struct Fixture {
     return raw;
   }
 
+  Sequence* add_tokens(uint64_t id, std::vector<int32_t> prompt, int64_t max_tokens = 100) {
+    GenerateRequest request;
+    request.prompt = std::move(prompt);
+    request.max_tokens = max_tokens;
+    auto seq = std::make_unique<Sequence>(id, id, std::move(request), nullptr, tokenizer);
+    Sequence* raw = seq.get();
+    scheduler.add(std::move(seq));
+    return raw;
+  }
+
   // One step: schedule, "run", append token 10 wherever a chunk samples.
   std::vector<ScheduledChunk> step() {
     std::vector<ScheduledChunk> batch = scheduler.schedule();
@@ -136,7 +146,7 @@ TEST(SchedulerTest, PreemptsLowestPriorityAndResumesFromCache) {
   EXPECT_EQ(batch_seq->status, SequenceStatus::kWaiting);
   EXPECT_TRUE(batch_seq->block_table.empty());
   EXPECT_EQ(batch_seq->n_generated(), 1);  // kept for the recompute
-  EXPECT_EQ(f.cache.n_cached(), 2);        // its full blocks were published
+  EXPECT_EQ(f.cache.n_cached(), 4);        // both sequences' full blocks, published as computed
   batch = f.step();  // no room yet: the cached blocks alone leave nothing to compute into
   ASSERT_EQ(batch.size(), 1u);
   EXPECT_EQ(batch_seq->status, SequenceStatus::kWaiting);
@@ -164,6 +174,116 @@ TEST(SchedulerTest, RemoveReleasesEveryBlock) {
   f.scheduler.check_integrity();
   EXPECT_EQ(f.pool.n_free(), f.pool.n_total());
   EXPECT_FALSE(f.scheduler.has_work());
+}
+
+// `n` tokens first, first + 1, ...
+std::vector<int32_t> run_of(int32_t first, int n) {
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < n; ++i) tokens.push_back(first + i);
+  return tokens;
+}
+
+std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(SchedulerTest, PublishesFullBlocksAsSoonAsComputed) {
+  Fixture f(16, {.max_batch_tokens = 6, .max_running = 8, .watermark_blocks = 0});
+  Sequence* a = f.add(1, 10);
+  f.step();  // tokens 0..5: block 0 full
+  EXPECT_EQ(f.cache.n_cached(), 1);
+  EXPECT_TRUE(f.cache.is_cached(a->block_table[0]));
+  EXPECT_FALSE(f.cache.is_cached(a->block_table[1]));
+  f.step();  // tokens 6..9: block 1 full, block 2 partial (private)
+  EXPECT_EQ(f.cache.n_cached(), 2);
+  EXPECT_EQ(a->status, SequenceStatus::kRunning);
+  EXPECT_EQ(f.scheduler.n_computed_prompt_tokens(), 10);
+}
+
+TEST(SchedulerTest, WaitsForAPrefixBlockInFlightButNotForOthers) {
+  // A and B share 16 prompt tokens (4 blocks); C shares nothing.
+  Fixture f(64, {.max_batch_tokens = 64, .max_running = 8, .watermark_blocks = 0});
+  const std::vector<int32_t> shared = run_of(3, 16);
+  Sequence* a = f.add_tokens(1, concat(shared, run_of(30, 8)));
+  Sequence* b = f.add_tokens(2, concat(shared, run_of(40, 8)));
+  Sequence* c = f.add_tokens(3, run_of(50, 4));
+  std::vector<ScheduledChunk> batch = f.step();
+  // A computes the shared blocks; B would compute them too: it waits. C runs.
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(tokens_of(batch, a), 24);
+  EXPECT_EQ(tokens_of(batch, c), 4);
+  EXPECT_EQ(b->status, SequenceStatus::kWaiting);
+  EXPECT_EQ(f.scheduler.n_prefix_holds(), 1);
+  EXPECT_EQ(f.cache.n_cached(), 6 + 1);  // A's 6 full blocks and C's 1, published while running
+  batch = f.step();  // published: B is admitted with the 4 shared blocks
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_EQ(b->status, SequenceStatus::kRunning);
+  EXPECT_EQ(b->n_cached_prompt, 16);
+  EXPECT_EQ(batch[2].seq, b);
+  EXPECT_EQ(batch[2].n_past, 16);
+  EXPECT_EQ(batch[2].n_tokens, 8);
+  EXPECT_EQ(b->block_table[0], a->block_table[0]);
+  EXPECT_EQ(f.scheduler.n_prefix_holds(), 1);
+  EXPECT_EQ(f.scheduler.n_cached_prompt_tokens(), 16);
+  EXPECT_EQ(f.scheduler.n_computed_prompt_tokens(), 24 + 4 + 8);
+  // One lookup per admission: A 5 misses; C no full block; B 4 hits 1 miss.
+  EXPECT_EQ(f.cache.counters().hits, 4);
+  EXPECT_EQ(f.cache.counters().misses, 6);
+}
+
+TEST(SchedulerTest, HeldUntilItsNextSharedBlockIsPublished) {
+  // A and B share 20 tokens (5 blocks). A prefills in chunks of 16 and 8; B,
+  // examined beside A's 2nd chunk, matches 4 blocks while the 5th is in flight.
+  Fixture f(64, {.max_batch_tokens = 16, .max_running = 8, .watermark_blocks = 0});
+  const std::vector<int32_t> shared = run_of(3, 20);
+  Sequence* a = f.add_tokens(1, concat(shared, run_of(30, 4)));
+  Sequence* b = f.add_tokens(2, concat(shared, run_of(40, 4)));
+  f.step();  // A: 0..15; no budget left to look at B
+  EXPECT_EQ(f.scheduler.n_prefix_holds(), 0);
+  std::vector<ScheduledChunk> batch = f.step();  // A: 16..23, block 4 in flight
+  EXPECT_EQ(tokens_of(batch, a), 8);
+  EXPECT_EQ(b->status, SequenceStatus::kWaiting);
+  EXPECT_EQ(f.scheduler.n_prefix_holds(), 1);
+  batch = f.step();  // A decodes; B matches all 5 shared blocks
+  EXPECT_EQ(tokens_of(batch, a), 1);
+  EXPECT_EQ(b->status, SequenceStatus::kRunning);
+  EXPECT_EQ(b->n_cached_prompt, 20);
+  EXPECT_EQ(tokens_of(batch, b), 4);
+  EXPECT_EQ(f.scheduler.n_prefix_holds(), 1);
+  EXPECT_EQ(f.cache.counters().hits, 5);    // B: chain of 5, all hits
+  EXPECT_EQ(f.cache.counters().misses, 5);  // A: chain of 5, none cached
+}
+
+TEST(SchedulerTest, AdmissionRetriedForRoomCountsOneLookup) {
+  // 4 blocks. A's prompt (2 blocks) is cached idle; D runs in the 2 free
+  // blocks; B matches A's 2 blocks, but taking them leaves no block to
+  // compute into, so B waits (three steps) without touching the counters.
+  Fixture f(4, {.max_batch_tokens = 64, .max_running = 8, .watermark_blocks = 0});
+  f.add(1, 8, Priority::kInteractive, 1, 3);
+  f.step();
+  ASSERT_NE(f.scheduler.remove(1), nullptr);  // finished: 2 idle cached blocks
+  Sequence* d = f.add(2, 5, Priority::kInteractive, 100, 40);
+  f.step();
+  EXPECT_EQ(f.cache.n_evictable(), 2);
+  EXPECT_EQ(f.cache.n_free(), 0);
+  Sequence* b = f.add(3, 12, Priority::kInteractive, 100, 3);  // A's 8 tokens and 4 more
+  for (int i = 0; i < 3; ++i) {
+    std::vector<ScheduledChunk> batch = f.step();  // D decodes tokens 5, 6, 7 in its 2nd block
+    ASSERT_EQ(batch.size(), 1u);
+    EXPECT_EQ(b->status, SequenceStatus::kWaiting);
+    EXPECT_EQ(f.cache.counters().hits, 0);
+    EXPECT_EQ(f.cache.counters().misses, 2);  // A's and D's lookups: 1 block each
+    EXPECT_EQ(f.cache.counters().evictions, 0);
+  }
+  EXPECT_EQ(f.scheduler.n_prefix_holds(), 0);
+  ASSERT_NE(f.scheduler.remove(d->id), nullptr);
+  std::vector<ScheduledChunk> batch = f.step();
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].seq, b);
+  EXPECT_EQ(batch[0].n_past, 8);
+  EXPECT_EQ(f.cache.counters().hits, 2);
+  EXPECT_EQ(f.cache.counters().misses, 2);
 }
 
 }  // namespace

@@ -330,6 +330,44 @@ TEST_F(PrefixCacheTest, CanAllocateHasNoSideEffects) {
   cache.check_integrity();
 }
 
+TEST_F(PrefixCacheTest, PeekPlansAMatchWithoutItsEffects) {
+  BlockPool pool(64, 6);
+  PrefixCache cache(pool, kBlockTokens);
+  std::vector<int32_t> prompt = token_run(100, 12);  // 3 full blocks
+  std::vector<BlockId> table = prefill(cache, prompt);
+  cache.release_table(table);  // all 3 idle; LRU: 2 1 0
+  cache.acquire(table[0]);     // block 0 referenced again
+  cache.check_integrity();
+
+  std::vector<int32_t> longer = token_run(100, 20);  // the 3 cached blocks + 2 new ones
+  std::vector<BlockHash> chain = chain_of(longer);
+  for (int repeat = 0; repeat < 3; ++repeat) {  // an admission retried: no effect each time
+    const PrefixCache::MatchPeek peek = cache.peek(chain, longer);
+    EXPECT_EQ(peek.n_blocks, 3);
+    EXPECT_EQ(peek.n_idle, 2);  // blocks 1 and 2
+  }
+  std::vector<int32_t> other = token_run(100, 8);
+  other[5] = 7;  // the 2nd block differs: its hash and tokens are another chain's
+  EXPECT_EQ(cache.peek(chain_of(other), other).n_blocks, 1);
+  EXPECT_EQ(cache.peek(std::span<const BlockHash>(), {}).n_blocks, 0);
+  EXPECT_EQ(cache.counters().hits, 0);
+  EXPECT_EQ(cache.counters().misses, 0);
+  EXPECT_EQ(cache.n_evictable(), 2);
+  EXPECT_EQ(cache.ref_count(table[0]), 1);
+  cache.check_integrity();
+
+  // The one committed lookup counts once; its result is what peek promised.
+  std::vector<BlockId> matched = cache.match(chain, longer);
+  EXPECT_EQ(matched, table);
+  EXPECT_EQ(cache.counters().hits, 3);
+  EXPECT_EQ(cache.counters().misses, 2);
+  EXPECT_EQ(cache.n_evictable(), 0);
+  EXPECT_EQ(cache.peek(chain, longer).n_idle, 0);
+  cache.release_table(matched);
+  cache.release(table[0]);
+  cache.check_integrity();
+}
+
 TEST_F(PrefixCacheTest, RandomOperationsKeepIntegrity) {
   BlockPool pool(64, 12);
   PrefixCache cache(pool, kBlockTokens);
