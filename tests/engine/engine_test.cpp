@@ -302,6 +302,35 @@ TEST(EngineTest, RepeatedPromptReusesCachedBlocks) {
   EXPECT_EQ(e.shut_down().n_cached_prompt_tokens, 96);
 }
 
+// The next turn of a chat sends the previous prompt, the reply and a new user
+// message: the reply's KV is reused too, not only the first prompt's.
+TEST(EngineTest, NextChatTurnReusesThePreviousReply) {
+  EngineUnderTest e(EngineSetup{});
+  const GenerateRequest turn1 = request_for(6, 100, 40);
+  Outcome reply;
+  {
+    Collector c;
+    e.engine().submit(turn1, c.callback(0));
+    reply = c.wait(1)[0];
+  }
+  ASSERT_EQ(reply.tokens.size(), 40u);
+  GenerateRequest turn2 = request_for(7, 20, 10);
+  std::vector<TokenId> prompt = turn1.prompt;
+  prompt.insert(prompt.end(), reply.tokens.begin(), reply.tokens.end());
+  prompt.insert(prompt.end(), turn2.prompt.begin(), turn2.prompt.end());
+  turn2.prompt = prompt;  // 160 tokens
+  Outcome second;
+  {
+    Collector c;
+    e.engine().submit(turn2, c.callback(0));
+    second = c.wait(1)[0];
+  }
+  // Turn 1 computed KV for 139 positions (its last token was never fed back):
+  // 8 full blocks of 16, two of them holding only generated tokens.
+  EXPECT_EQ(second.usage.cached_prompt_tokens, 128);
+  EXPECT_EQ(second.tokens, run_alone({turn2})[0].tokens);
+}
+
 TEST(EngineTest, ConcurrentRequestsComputeASharedSystemPromptOnce) {
   // 16 requests arrive together: one 1,000-token system prompt, then 24
   // tokens of their own. The first computes the system prompt; the others
