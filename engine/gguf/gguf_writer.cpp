@@ -238,6 +238,7 @@ std::vector<std::byte> GgufWriter::serialize() const {
 }
 
 void GgufWriter::write(const std::string& path) const {
+  // mkstemp's template: it replaces the X's with a unique suffix.
   std::string temp_path = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(temp_path.data());
   if (fd < 0) {
