@@ -41,13 +41,13 @@ $(MODEL): | build
 	$(BUILD_DIR)/service/strata dev make-model --tokenizer llama3 --hidden 256 --layers 4 \
 	  --heads 8 --kv-heads 2 --ffn 768 --type q8_0 -o $(MODEL)
 
-# Until `strata serve` lands, `run` is the pipeline that exists: describe the
-# default model and chat with it once on the CPU (a small random model until the
-# bundled demo model lands, so expect word salad).
-PROMPT ?= Tell me about the three tiers of memory.
+# Serve the default model: the OpenAI API on the Unix socket and on
+# http://127.0.0.1:$(PORT)/ (both printed). A small random model until the
+# bundled demo model lands, so expect word salad. Ctrl-C stops it.
+PORT ?= 8080
 run: build $(MODEL)
 	$(BUILD_DIR)/service/strata info $(MODEL)
-	$(BUILD_DIR)/service/strata run -m $(MODEL) --chat -p "$(PROMPT)" -n 48
+	$(BUILD_DIR)/service/strata serve --model $(MODEL) --port $(PORT)
 
 # Kernel benchmarks, then one sequence on the default model; all print JSON
 # with the ceiling each figure is compared to.

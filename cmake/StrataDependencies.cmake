@@ -9,6 +9,8 @@ find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
+# Asio and Beast are header-only: no Boost library is linked.
+find_package(Boost 1.81 REQUIRED)
 if(STRATA_TESTS)
   find_package(GTest REQUIRED)
 endif()
@@ -20,6 +22,7 @@ endif()
 find_package(OpenSSL REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 
 # strata::pcre2 and strata::utf8proc: the shared or the static library.
 function(strata_c_library name pkg_target static_name)
@@ -37,3 +40,15 @@ function(strata_c_library name pkg_target static_name)
 endfunction()
 strata_c_library(strata::pcre2 PkgConfig::PCRE2 pcre2-8)
 strata_c_library(strata::utf8proc PkgConfig::UTF8PROC utf8proc)
+
+# libsystemd for sd_notify and socket activation. Debian ships no static
+# libsystemd, so it stays shared; a host without it has no systemd to talk to
+# and strata serve is then run by hand.
+add_library(strata::systemd INTERFACE IMPORTED GLOBAL)
+set_target_properties(strata::systemd PROPERTIES INTERFACE_LINK_LIBRARIES PkgConfig::SYSTEMD)
+
+# Boost.Asio + Beast, with the defines every user of them shares.
+add_library(strata::asio INTERFACE IMPORTED GLOBAL)
+set_target_properties(strata::asio PROPERTIES
+  INTERFACE_LINK_LIBRARIES "Boost::headers;Threads::Threads"
+  INTERFACE_COMPILE_DEFINITIONS "BOOST_ASIO_NO_DEPRECATED")

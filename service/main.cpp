@@ -12,8 +12,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
 
+  strata::add_serve_command(app);
   strata::add_info_command(app);
   strata::add_run_command(app);
+  strata::add_chat_command(app);
   strata::add_bench_command(app);
   strata::add_tokenize_command(app);
   strata::add_devices_command(app);

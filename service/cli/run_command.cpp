@@ -1,6 +1,10 @@
 // strata run -m MODEL.gguf [-p PROMPT] [--chat] [-n N] [--temp T] [--seed S] [--json]
 // Generates from one prompt on the CPU, streaming text as it comes, then
 // prints prompt tokens and prefill / decode speed. Ctrl-C stops cleanly.
+//
+// strata run --server [SOCKET] [-p PROMPT] [--chat] ... sends the same request to a
+// running `strata serve` instead of loading the model: /v1/chat/completions with --chat,
+// else /v1/completions, the sampling flags as their OpenAI (and vLLM) fields.
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -15,12 +19,19 @@
 #include "engine/model/loaded_model.h"
 #include "service/cli/commands.h"
 #include "service/cli/interrupt_watcher.h"
+#include "service/client/cancel_on_interrupt.h"
+#include "service/client/daemon_client.h"
+#include "service/client/stream_chunk.h"
+#include "service/client/wait_for_model.h"
+#include "service/config/environment.h"
+#include "service/config/serve_settings.h"
 
 namespace strata {
 namespace {
 
 struct RunOptions {
   std::string model_path;
+  std::string server_socket;  // with --server
   std::string prompt;
   bool prompt_given = false;
   bool chat = false;
@@ -57,10 +68,14 @@ void print_json(const std::vector<TokenId>& prompt, const GenerationResult& r) {
   std::cout << out.dump() << "\n";
 }
 
-void run(RunOptions o, const std::atomic<bool>& interrupted) {
+void read_prompt_from_stdin(RunOptions& o) {
   if (!o.prompt_given) {
     o.prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
+}
+
+void run(RunOptions o, const std::atomic<bool>& interrupted) {
+  read_prompt_from_stdin(o);
   if (!o.seed_given) o.sampling.seed = std::random_device{}();
   std::optional<WeightType> kv_type = parse_weight_type(o.kv_type);
   if (!kv_type || (*kv_type != WeightType::kF16 && *kv_type != WeightType::kF32)) {
@@ -98,12 +113,99 @@ void run(RunOptions o, const std::atomic<bool>& interrupted) {
            " tok/s, finish: ", finish_reason_name(result.finish));
 }
 
+// The OpenAI request for the same run. The sampling flags are always sent, defaults
+// too, so that a run gives the same on a server as here; length and seed only when given
+// (the server's default length: up to the end of the context).
+nlohmann::json server_request(const RunOptions& o, const std::string& model) {
+  nlohmann::json body = {{"model", model},
+                         {"stream", true},
+                         {"stream_options", {{"include_usage", true}}},
+                         {"temperature", o.sampling.temperature},
+                         {"top_k", o.sampling.top_k},
+                         {"top_p", o.sampling.top_p},
+                         {"min_p", o.sampling.min_p},
+                         {"repetition_penalty", o.sampling.repetition_penalty},
+                         {"frequency_penalty", o.sampling.frequency_penalty},
+                         {"presence_penalty", o.sampling.presence_penalty}};
+  if (o.chat) {
+    nlohmann::json messages = nlohmann::json::array();
+    if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
+    messages.push_back({{"role", "user"}, {"content", o.prompt}});
+    body["messages"] = std::move(messages);
+  } else {
+    body["prompt"] = o.prompt;
+  }
+  if (o.max_tokens_given) body["max_tokens"] = o.max_tokens;
+  if (o.seed_given) body["seed"] = o.sampling.seed;
+  if (!o.stop.empty()) body["stop"] = o.stop;
+  if (o.ignore_eos) body["ignore_eos"] = true;
+  return body;
+}
+
+// What the server's stream said, gathered.
+struct ServerReply {
+  std::string text;
+  std::string finish_reason = "cancelled";  // until a chunk says otherwise (Ctrl-C: none does)
+  nlohmann::json usage;                     // null until the usage chunk
+};
+
+void print_server_summary(const std::string& model, const ServerReply& reply, bool json) {
+  if (json) {
+    nlohmann::ordered_json out;
+    out["model"] = model;
+    out["text"] = reply.text;
+    out["finish_reason"] = reply.finish_reason;
+    out["usage"] = reply.usage;
+    std::cout << out.dump() << "\n";
+    return;
+  }
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  if (reply.usage.is_object()) {
+    log_info("prompt tokens ", reply.usage.value("prompt_tokens", 0), ", generated ",
+             reply.usage.value("completion_tokens", 0), ", finish: ", reply.finish_reason);
+  } else {
+    log_info("finish: ", reply.finish_reason);
+  }
+}
+
+void run_on_server(RunOptions o) {
+  read_prompt_from_stdin(o);
+  DaemonClient client(o.server_socket);
+  CancelOnInterrupt ctrl_c(client);
+  const std::string model =
+      wait_for_model(client, [] { log_info("waiting for the model to load..."); });
+  ServerReply reply;
+  auto on_chunk = [&](const nlohmann::json& json) {
+    StreamChunk chunk = read_stream_chunk(json);
+    if (!o.json) {
+      std::fwrite(chunk.text.data(), 1, chunk.text.size(), stdout);
+      std::fflush(stdout);
+    }
+    reply.text += chunk.text;
+    if (chunk.finish_reason) reply.finish_reason = *chunk.finish_reason;
+    if (chunk.usage) reply.usage = *chunk.usage;
+  };
+  const char* path = o.chat ? "/v1/chat/completions" : "/v1/completions";
+  client.post_stream(path, server_request(o, model), on_chunk);
+  print_server_summary(model, reply, o.json);
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Generate text from one prompt on the CPU");
-  cmd->add_option("-m,--model", o->model_path, "GGUF model file")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Generate text from one prompt on the CPU, or on a running `strata serve`");
+  CLI::Option* model = cmd->add_option("-m,--model", o->model_path, "GGUF model file");
+  o->server_socket = default_socket_path(process_environment());
+  CLI::Option* server =
+      cmd->add_option("--server", o->server_socket,
+                      "Ask a running `strata serve` at this socket instead of loading a model; "
+                      "-n is sent only when given")
+          ->expected(0, 1)
+          ->capture_default_str()
+          ->excludes(model);
   cmd->add_option("-p,--prompt", o->prompt, "Prompt (default: read standard input)")
       ->each([o](const std::string&) { o->prompt_given = true; });
   cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat format");
@@ -125,9 +227,20 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--stop", o->stop, "Stop string (repeatable)");
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-generation tokens");
   cmd->add_flag("--json", o->json, "Print one JSON object at the end instead of streaming");
-  cmd->add_option("-t,--threads", o->threads, "Compute threads (default: all cores)");
-  cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
-  cmd->callback([o] {
+  cmd->add_option("-t,--threads", o->threads, "Compute threads (default: all cores)")
+      ->excludes(server);
+  cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")
+      ->capture_default_str()
+      ->excludes(server);
+  cmd->callback([o, server] {
+    if (server->count() > 0) {
+      run_on_server(*o);
+      return;
+    }
+    if (o->model_path.empty()) {
+      throw std::runtime_error(
+          "give a model (-m MODEL.gguf), or --server to use a running `strata serve`");
+    }
     InterruptWatcher watcher;  // first: blocks SIGINT before the compute threads start
     run(*o, watcher.interrupted());
   });

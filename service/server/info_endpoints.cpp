@@ -1,0 +1,168 @@
+#include "service/server/info_endpoints.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "common/str_cat.h"
+#include "engine/chat/chat_render.h"
+#include "service/openai/chat_completion_request.h"
+#include "service/openai/json_fields.h"
+#include "service/server/json_response.h"
+
+namespace strata {
+namespace {
+
+using openai::ApiError;
+using Json = nlohmann::ordered_json;
+
+metrics::EngineGauges engine_gauges(const ModelHost& host) {
+  const EngineStats stats = host.engine().stats();
+  metrics::EngineGauges gauges{.running = stats.n_running,
+                      .waiting = stats.n_waiting,
+                      .prompt_tokens = stats.n_prompt_tokens,
+                      .cached_prompt_tokens = stats.n_cached_prompt_tokens,
+                      .generated_tokens = stats.n_generated_tokens,
+                      .preemptions = stats.n_preemptions,
+                      .steps = stats.n_steps,
+                      .tiers = {}};
+  // One tier until the host and disk tiers land: the pool the backend uses.
+  gauges.tiers.push_back({.tier = "compute",
+                          .blocks_used = stats.n_blocks_used,
+                          .blocks_cached = stats.n_blocks_cached,
+                          .blocks_total = stats.n_blocks_total});
+  return gauges;
+}
+
+// The body as a JSON object, or the error already sent; nullopt also when the
+// model is not ready (503 sent).
+http::Awaitable<std::optional<nlohmann::json>> read_model_request(http::HttpExchange& exchange,
+                                                                   ApiContext& api) {
+  if (api.model_host.state() != ModelHost::State::kReady) {
+    co_await exchange.respond(
+        error_response(openai::unavailable("The model is still loading. Retry after a moment.")));
+    co_return std::nullopt;
+  }
+  auto body = openai::parse_json_body(exchange.request().body());
+  if (auto* error = std::get_if<ApiError>(&body)) {
+    co_await exchange.respond(error_response(*error));
+    co_return std::nullopt;
+  }
+  co_return std::get<nlohmann::json>(std::move(body));
+}
+
+// The tokens a tokenize request stands for, or what is wrong with it.
+std::variant<std::vector<TokenId>, ApiError> tokenize_body(const nlohmann::json& body,
+                                                           const LoadedModel& model) {
+  try {
+    const bool add_special =
+        openai::read_bool(openai::find_field(body, "add_special_tokens"), "add_special_tokens")
+            .value_or(true);
+    if (openai::find_field(body, "messages") != nullptr) {
+      auto chat = openai::parse_chat_completion_request(body);
+      if (auto* error = std::get_if<ApiError>(&chat)) return std::move(*error);
+      try {
+        return model.encode_chat(std::get<openai::ChatCompletionRequest>(chat).messages);
+      } catch (const std::invalid_argument& e) {
+        return openai::invalid_request(e.what(), "messages");
+      }
+    }
+    std::optional<std::string> prompt =
+        openai::read_string(openai::find_field(body, "prompt"), "prompt");
+    if (!prompt) return openai::invalid_request("Give \"prompt\" (a string) or \"messages\".", "prompt");
+    return model.tokenizer().encode(*prompt, {.add_special = add_special, .parse_special = true});
+  } catch (const openai::BadRequest& bad) {
+    return bad.error;
+  }
+}
+
+// Built outside the coroutine: GCC 12 miscompiles string literals in
+// braced JSON initializers inside coroutine frames ("array used as initializer").
+http::Response health_response(ModelHost::State state) {
+  const char* status = state == ModelHost::State::kReady     ? "ok"
+                       : state == ModelHost::State::kLoading ? "loading"
+                                                             : "failed";
+  const http::Status code =
+      state == ModelHost::State::kReady ? http::Status::ok : http::Status::service_unavailable;
+  return json_response(code, Json{{"status", status}});
+}
+
+http::Response models_response(const ApiContext& api) {
+  Json model{{"id", api.model_id}, {"object", "model"}, {"created", api.started_at},
+             {"owned_by", "strata"}};
+  if (api.model_host.state() == ModelHost::State::kReady) {
+    model["max_model_len"] = api.model_host.context_length();
+  }
+  return json_response(http::Status::ok,
+                       Json{{"object", "list"}, {"data", Json::array({std::move(model)})}});
+}
+
+http::Response tokens_response(const std::vector<TokenId>& ids, int64_t context_length) {
+  return json_response(http::Status::ok, Json{{"tokens", ids}, {"count", ids.size()},
+                                              {"max_model_len", context_length}});
+}
+
+http::Response text_of_tokens_response(std::string text) {
+  return json_response(http::Status::ok, Json{{"prompt", std::move(text)}});
+}
+
+}  // namespace
+
+http::Awaitable<void> serve_health(http::HttpExchange& exchange, ApiContext& api) {
+  co_await exchange.respond(health_response(api.model_host.state()));
+}
+
+http::Awaitable<void> serve_models(http::HttpExchange& exchange, ApiContext& api) {
+  co_await exchange.respond(models_response(api));
+}
+
+http::Awaitable<void> serve_metrics(http::HttpExchange& exchange, ApiContext& api) {
+  std::optional<metrics::EngineGauges> gauges;
+  if (api.model_host.state() == ModelHost::State::kReady) gauges = engine_gauges(api.model_host);
+  co_await exchange.respond(text_response(http::Status::ok,
+                                          "text/plain; version=0.0.4; charset=utf-8",
+                                          api.metrics.render(gauges ? &*gauges : nullptr)));
+}
+
+http::Awaitable<void> serve_tokenize(http::HttpExchange& exchange, ApiContext& api) {
+  std::optional<nlohmann::json> body = co_await read_model_request(exchange, api);
+  if (!body) co_return;
+  auto tokens = tokenize_body(*body, api.model_host.model());
+  if (auto* error = std::get_if<ApiError>(&tokens)) {
+    co_await exchange.respond(error_response(*error));
+    co_return;
+  }
+  const auto& ids = std::get<std::vector<TokenId>>(tokens);
+  co_await exchange.respond(tokens_response(ids, api.model_host.context_length()));
+}
+
+http::Awaitable<void> serve_detokenize(http::HttpExchange& exchange, ApiContext& api) {
+  std::optional<nlohmann::json> body = co_await read_model_request(exchange, api);
+  if (!body) co_return;
+  const nlohmann::json* tokens = openai::find_field(*body, "tokens");
+  const Tokenizer& tokenizer = api.model_host.model().tokenizer();
+  std::vector<TokenId> ids;
+  std::optional<ApiError> error;
+  if (tokens == nullptr || !tokens->is_array()) {
+    error = openai::invalid_request("\"tokens\" must be an array of token ids.", "tokens");
+  } else {
+    for (const nlohmann::json& token : *tokens) {
+      const bool valid = token.is_number_integer() && token.get<int64_t>() >= 0 &&
+                         token.get<int64_t>() < tokenizer.n_vocab();
+      if (!valid) {
+        error = openai::invalid_request(
+            str_cat("Every token must be an integer id below ", tokenizer.n_vocab(), "."), "tokens");
+        break;
+      }
+      ids.push_back(token.get<TokenId>());
+    }
+  }
+  if (error) {
+    co_await exchange.respond(error_response(*error));
+    co_return;
+  }
+  // A whole text from its first token, as Hugging Face's decode() gives it.
+  co_await exchange.respond(
+      text_of_tokens_response(tokenizer.decode(ids, {.strip_leading_space = true})));
+}
+
+}  // namespace strata

@@ -1,0 +1,66 @@
+#include "service/server/model_host.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "common/check.h"
+#include "common/log.h"
+#include "engine/model_fingerprint.h"
+
+namespace strata {
+namespace {
+
+// KV blocks for the options: max_running full contexts, within the memory cap.
+int64_t kv_blocks_for(const ModelHostOptions& o, const KvLayout& layout, int64_t context) {
+  const int64_t wanted = o.max_running * layout.blocks_for(context);
+  const int64_t cap_mib = o.kv_cache_mib > 0 ? o.kv_cache_mib : ModelHostOptions::kDefaultKvCapMib;
+  const int64_t cap = std::max<int64_t>(1, (cap_mib << 20) / layout.block_bytes());
+  return o.kv_cache_mib > 0 ? cap : std::min(wanted, cap);
+}
+
+}  // namespace
+
+ModelHost::ModelHost(ModelHostOptions options) : options_(std::move(options)) {}
+
+void ModelHost::start(std::function<void(const std::string&)> on_done) {
+  STRATA_CHECK(!loader_.joinable(), "ModelHost::start called twice");
+  loader_ = std::thread([this, on_done = std::move(on_done)] { load(on_done); });
+}
+
+ModelHost::~ModelHost() {
+  if (loader_.joinable()) loader_.join();
+  engine_.reset();  // before the runtime and model it runs on
+}
+
+void ModelHost::load(const std::function<void(const std::string&)>& on_done) {
+  try {
+    model_ = LoadedModel::open(options_.model_path);
+    const ModelConfig& config = model_->config();
+    int64_t context = config.context_length;
+    if (options_.context_length > 0) context = std::min(context, options_.context_length);
+    const KvLayout layout = KvLayout::for_model(config, KvLayout::kDefaultBlockTokens,
+                                                options_.kv_type);
+    kv_blocks_total_ = kv_blocks_for(options_, layout, context);
+    context_length_ = std::min(context, kv_blocks_total_ * layout.block_tokens);
+    runtime_ = std::make_unique<CpuRuntime>(
+        *model_, CpuRuntimeOptions{.n_kv_blocks = kv_blocks_total_,
+                                   .n_threads = options_.threads,
+                                   .kv_dtype = options_.kv_type});
+    SchedulerOptions scheduler{.max_batch_tokens = options_.max_batch_tokens,
+                               .max_running = options_.max_running,
+                               .model_fingerprint = model_fingerprint(model_->file(), layout)};
+    engine_ = std::make_unique<Engine>(runtime_->backend(), runtime_->kv_blocks(),
+                                       model_->tokenizer(), EngineOptions{.scheduler = scheduler});
+    log_info("model ready: context ", context_length_, " tokens, KV cache ", kv_blocks_total_,
+             " blocks of ", layout.block_tokens, " tokens (",
+             (kv_blocks_total_ * layout.block_bytes()) >> 20, " MiB)");
+    state_.store(State::kReady, std::memory_order_release);
+    on_done("");
+  } catch (const std::exception& e) {
+    state_.store(State::kFailed, std::memory_order_release);
+    on_done(e.what());
+  }
+}
+
+}  // namespace strata

@@ -1,0 +1,73 @@
+// ModelHost: the model the server runs, loaded on a thread of its own so that
+// HTTP can answer (/health: loading) while a large file is read. Once ready,
+// the model, the CPU runtime and the Engine stay until the host is destroyed.
+//
+// Threads: any thread may call state(); the accessors of a ready host may be
+// called from any thread once state() has returned kReady (the objects are
+// published with release/acquire and do not change afterwards).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "engine/cpu/cpu_runtime.h"
+#include "engine/engine.h"
+#include "engine/model/loaded_model.h"
+#include "kernels/weight_type.h"
+
+namespace strata {
+
+struct ModelHostOptions {
+  std::string model_path;
+  int64_t context_length = 0;  // 0: the model's; otherwise at most this
+  int64_t kv_cache_mib = 0;    // 0: room for max_running full contexts, at most kDefaultKvCap
+  int64_t max_running = 64;
+  int64_t max_batch_tokens = 512;
+  WeightType kv_type = WeightType::kF16;
+  int threads = 0;  // 0: all cores
+
+  static constexpr int64_t kDefaultKvCapMib = 2048;
+};
+
+class ModelHost {
+ public:
+  enum class State { kLoading, kReady, kFailed };
+
+  explicit ModelHost(ModelHostOptions options);
+  // Starts loading, once. `on_done` runs on the loading thread when it ends,
+  // with an empty string on success or the reason it failed.
+  void start(std::function<void(const std::string& error)> on_done);
+  // Waits for the loading thread, then stops the engine (every request still
+  // running gets its cancelled event).
+  ~ModelHost();
+  ModelHost(const ModelHost&) = delete;
+  ModelHost& operator=(const ModelHost&) = delete;
+
+  State state() const { return state_.load(std::memory_order_acquire); }
+
+  // Ready only.
+  const LoadedModel& model() const { return *model_; }
+  Engine& engine() const { return *engine_; }
+  // What a request may use: the model's context, capped by the option and
+  // by the KV cache (one sequence must fit in it).
+  int64_t context_length() const { return context_length_; }
+  int64_t kv_blocks_total() const { return kv_blocks_total_; }
+
+ private:
+  void load(const std::function<void(const std::string&)>& on_done);
+
+  const ModelHostOptions options_;
+  std::unique_ptr<LoadedModel> model_;
+  std::unique_ptr<CpuRuntime> runtime_;
+  std::unique_ptr<Engine> engine_;
+  int64_t context_length_ = 0;
+  int64_t kv_blocks_total_ = 0;
+  std::atomic<State> state_{State::kLoading};
+  std::thread loader_;
+};
+
+}  // namespace strata

@@ -1,0 +1,164 @@
+#include "service/server/prepare_generation.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+#include <utility>
+
+#include "common/str_cat.h"
+#include "service/openai/chat_completion_request.h"
+#include "service/openai/completion_request.h"
+
+namespace strata {
+namespace {
+
+using openai::ApiError;
+using openai::Endpoint;
+
+bool is_chat(Endpoint endpoint) { return endpoint == Endpoint::kChatCompletions; }
+
+// "chatcmpl-" or "cmpl-" and 24 random hex digits, as OpenAI's ids look.
+std::string response_id(Endpoint endpoint) {
+  std::random_device random;
+  char hex[25];
+  std::snprintf(hex, sizeof hex, "%08x%08x%08x", random(), random(), random());
+  return str_cat(is_chat(endpoint) ? "chatcmpl-" : "cmpl-", hex);
+}
+
+std::optional<ApiError> check_model_name(const std::string& requested,
+                                         const std::vector<std::string>& names) {
+  if (requested.empty()) return std::nullopt;
+  for (const std::string& name : names) {
+    if (requested == name) return std::nullopt;
+  }
+  ApiError error = openai::not_found(str_cat("The model `", requested,
+                                             "` does not exist. This server serves `",
+                                             names.front(), "` (see GET /v1/models)."));
+  error.param = "model";
+  error.code = "model_not_found";
+  return error;
+}
+
+// The prompt's tokens, or the error that prevents them.
+std::variant<std::vector<TokenId>, ApiError> chat_prompt(const openai::ChatCompletionRequest& r,
+                                                         const LoadedModel& model) {
+  try {
+    return model.encode_chat(r.messages);
+  } catch (const std::invalid_argument& e) {
+    return openai::invalid_request(str_cat("The model's chat template rejects these messages: ",
+                                           e.what()),
+                                   "messages");
+  }
+}
+
+std::variant<std::vector<TokenId>, ApiError> completion_prompt(const openai::CompletionRequest& r,
+                                                               const Tokenizer& tokenizer) {
+  if (!r.prompt_is_tokens) {
+    // The whole prompt is the client's own text with no template around it, so
+    // special-token text in it is read as those tokens, as Hugging Face and
+    // vLLM do: that is how a client writes its own chat format.
+    return tokenizer.encode(r.prompt_text, {.add_special = true, .parse_special = true});
+  }
+  for (TokenId id : r.prompt_tokens) {
+    if (!tokenizer.is_valid(id)) {
+      return openai::invalid_request(str_cat("Token id ", id, " in the prompt is outside the "
+                                             "vocabulary (", tokenizer.n_vocab(), " tokens)."),
+                                     "prompt");
+    }
+  }
+  return r.prompt_tokens;
+}
+
+// Completion length: as asked, or whatever the context has left.
+std::variant<int64_t, ApiError> completion_length(Endpoint endpoint,
+                                                  const openai::GenerationOptions& options,
+                                                  int64_t n_prompt, int64_t context_length) {
+  if (options.max_tokens) {
+    if (n_prompt + *options.max_tokens > context_length) {
+      return context_length_exceeded(endpoint, context_length, n_prompt, *options.max_tokens);
+    }
+    return *options.max_tokens;
+  }
+  if (n_prompt >= context_length) {
+    return context_length_exceeded(endpoint, context_length, n_prompt, 0);
+  }
+  return context_length - n_prompt;
+}
+
+struct ParsedBody {
+  openai::GenerationOptions options;
+  std::variant<std::vector<TokenId>, ApiError> prompt;
+};
+
+std::variant<ParsedBody, ApiError> parse_and_tokenize(Endpoint endpoint, const nlohmann::json& body,
+                                                      const LoadedModel& model,
+                                                      const std::vector<std::string>& names) {
+  if (is_chat(endpoint)) {
+    auto parsed = openai::parse_chat_completion_request(body);
+    if (auto* error = std::get_if<ApiError>(&parsed)) return std::move(*error);
+    auto& request = std::get<openai::ChatCompletionRequest>(parsed);
+    if (auto error = check_model_name(request.options.model, names)) return std::move(*error);
+    return ParsedBody{request.options, chat_prompt(request, model)};
+  }
+  auto parsed = openai::parse_completion_request(body);
+  if (auto* error = std::get_if<ApiError>(&parsed)) return std::move(*error);
+  auto& request = std::get<openai::CompletionRequest>(parsed);
+  if (auto error = check_model_name(request.options.model, names)) return std::move(*error);
+  return ParsedBody{request.options, completion_prompt(request, model.tokenizer())};
+}
+
+}  // namespace
+
+ApiError context_length_exceeded(Endpoint endpoint, int64_t context_length, int64_t prompt_tokens,
+                                 int64_t completion_tokens) {
+  const char* what = is_chat(endpoint) ? "messages" : "prompt";
+  std::string message =
+      completion_tokens > 0
+          ? str_cat("This model's maximum context length is ", context_length,
+                    " tokens. However, you requested ", prompt_tokens + completion_tokens,
+                    " tokens (", prompt_tokens, " in the ", what, ", ", completion_tokens,
+                    " in the completion). Please reduce the length of the ", what,
+                    " or completion.")
+          : str_cat("This model's maximum context length is ", context_length,
+                    " tokens. However, your ", what, " resulted in ", prompt_tokens,
+                    " tokens. Please reduce the length of the ", what, ".");
+  ApiError error = openai::invalid_request(std::move(message), what);
+  error.code = "context_length_exceeded";
+  return error;
+}
+
+std::variant<PreparedGeneration, ApiError> prepare_generation(Endpoint endpoint,
+                                                              const nlohmann::json& body,
+                                                              const ModelLimits& limits) {
+  auto parsed = parse_and_tokenize(endpoint, body, limits.model, limits.model_names);
+  if (auto* error = std::get_if<ApiError>(&parsed)) return std::move(*error);
+  ParsedBody& request = std::get<ParsedBody>(parsed);
+  if (auto* error = std::get_if<ApiError>(&request.prompt)) return std::move(*error);
+  std::vector<TokenId>& prompt = std::get<std::vector<TokenId>>(request.prompt);
+  if (prompt.empty()) {
+    return openai::invalid_request("The prompt is empty.", is_chat(endpoint) ? "messages" : "prompt");
+  }
+  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
+  auto length = completion_length(endpoint, request.options, n_prompt, limits.context_length);
+  if (auto* error = std::get_if<ApiError>(&length)) return std::move(*error);
+
+  openai::GenerationOptions& o = request.options;
+  SamplingParams sampling = o.sampling;
+  sampling.seed = o.seed ? *o.seed : (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  const Tokenizer& tokenizer = limits.model.tokenizer();
+  PreparedGeneration out{
+      .request = {.prompt = std::move(prompt), .sampling = sampling,
+                  .max_tokens = std::get<int64_t>(length), .stop = o.stop,
+                  .logprobs = o.logprobs, .ignore_eos = o.ignore_eos},
+      .context = {.endpoint = endpoint, .id = response_id(endpoint),
+                  .created = std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch()).count(),
+                  .model = limits.model_names.front(), .logprobs = o.logprobs,
+                  .token_bytes = [&tokenizer](TokenId id) { return tokenizer.token_bytes(id); }},
+      .stream = o.stream,
+      .include_usage = o.include_usage};
+  return out;
+}
+
+}  // namespace strata

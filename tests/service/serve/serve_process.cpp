@@ -1,0 +1,122 @@
+#include "tests/service/serve/serve_process.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+#include <thread>
+
+namespace strata::testing {
+namespace {
+
+std::string make_temp_folder() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "strata-serve-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+}  // namespace
+
+ServeProcess::ServeProcess(const std::string& model, std::vector<std::string> extra_args,
+                           std::vector<std::string> env, bool wait_ready)
+    : folder_(make_temp_folder()),
+      socket_path_(folder_ + "/strata.sock"),
+      log_path_(folder_ + "/serve.log") {
+  std::vector<std::string> args = {strata_binary(), "serve",  "--model", model,   "--socket",
+                                   socket_path_,    "--port", "0",       "--config", "none"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    FILE* log = std::freopen(log_path_.c_str(), "w", stderr);
+    if (log == nullptr) _exit(126);
+    for (std::string& entry : env) putenv(entry.data());
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (wait_ready) wait_for_log("ready: serving", std::chrono::seconds(60));
+}
+
+ServeProcess::~ServeProcess() {
+  if (running()) {
+    kill(pid_, SIGKILL);
+    wait_exit(std::chrono::seconds(10));
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(folder_, ignored);
+}
+
+std::string ServeProcess::log() const { return read_file(log_path_); }
+
+int ServeProcess::port() const {
+  static const std::regex kListening(R"(listening on http://127\.0\.0\.1:(\d+)/)");
+  const std::string text = log();
+  std::smatch match;
+  return std::regex_search(text, match, kListening) ? std::stoi(match[1]) : 0;
+}
+
+std::string ServeProcess::base_url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+
+bool ServeProcess::running() {
+  if (exited_) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  exited_ = true;
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return false;
+}
+
+bool ServeProcess::wait_for_log(const std::string& text, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (log().find(text) != std::string::npos) return true;
+    if (!running()) return log().find(text) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+int ServeProcess::wait_exit(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return exit_code_;
+}
+
+int ServeProcess::terminate(std::chrono::milliseconds timeout) {
+  if (running()) kill(pid_, SIGTERM);
+  const int code = wait_exit(timeout);
+  if (code == -1 && running()) {
+    kill(pid_, SIGKILL);
+    wait_exit(std::chrono::seconds(10));
+    return -1;
+  }
+  return code;
+}
+
+CommandResult curl(const std::string& args) { return run_shell("curl -sS " + args); }
+
+std::string tiny_serve_model() {
+  const std::string path = test_model_path("serve_tiny_llama2.gguf");
+  if (!std::filesystem::exists(path)) {
+    // Written under a temporary name, then renamed: test programs run in parallel.
+    const std::string temp = path + "." + std::to_string(getpid());
+    CommandResult made = run_strata(
+        "dev make-model --tokenizer llama2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 "
+        "--ffn 128 --ctx 1024 --type q8_0 --seed 7 -o " + temp);
+    if (made.exit_code != 0) throw std::runtime_error("make-model failed: " + made.errors);
+    std::filesystem::rename(temp, path);
+  }
+  return path;
+}
+
+}  // namespace strata::testing
