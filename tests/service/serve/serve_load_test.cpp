@@ -224,8 +224,15 @@ Spec make_spec(int i) {
   spec.max_tokens = 8 + i % 17;  // 8..24
   std::string prompt = (i % 3 == 0 ? kSharedPrefix : std::string()) + "Request " +
                        std::to_string(i) + ": tell me about " + kTopics[i % 10] + ".";
-  json body = {{"max_tokens", spec.max_tokens}, {"stream", true}, {"seed", i},
-               {"temperature", (i % 5) * 0.3}};
+  json body = {{"max_tokens", spec.max_tokens}, {"stream", true}, {"seed", i}};
+  // Greedy, or sampled from the top 40: on a 32000-token vocabulary, sampling
+  // from all of it would cost as much as the model under a sanitizer.
+  switch (i % 4) {
+    case 0: body["temperature"] = 0; break;
+    case 1: body.update({{"temperature", 1.0}, {"top_k", 40}}); break;
+    case 2: body.update({{"temperature", 0.7}, {"top_k", 40}, {"top_p", 0.9}}); break;
+    default: body.update({{"temperature", 1.2}, {"top_k", 20}, {"min_p", 0.05}}); break;
+  }
   if (spec.include_usage) body["stream_options"] = {{"include_usage", true}};
   if (spec.chat) {
     body["messages"] = json::array({{{"role", "user"}, {"content", prompt}}});
