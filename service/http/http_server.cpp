@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 
 #include "common/log.h"
@@ -27,6 +28,7 @@ namespace {
 
 constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr size_t kFirstReadBytes = 4096;
 
 std::string error_body(Status status, std::string message) {
   openai::ApiError error{.status = static_cast<int>(status),
@@ -39,6 +41,51 @@ std::string error_body(Status status, std::string message) {
 bool expects_continue(const bhttp::request_parser<bhttp::string_body>& parser) {
   return beast::iequals(parser.get()[bhttp::field::expect], "100-continue");
 }
+
+// RFC 9112 3.2: an HTTP/1.1 request has exactly one Host. Checking only the
+// first of two would let a request name another site in the second.
+std::optional<std::string> header_problem(const bhttp::request_header<>& header) {
+  const auto hosts = header.count(bhttp::field::host);
+  if (hosts > 1) return "The request has more than one Host header.";
+  if (hosts == 0 && header.version() >= 11) return "The request has no Host header.";
+  return std::nullopt;
+}
+
+// Built outside the coroutine: GCC 12 miscompiles a conditional expression
+// of temporaries there (a double free).
+std::string body_too_large_message(boost::optional<uint64_t> length, int64_t limit) {
+  if (length) return str_cat("The request body is ", *length, " bytes; the limit is ", limit, " bytes.");
+  return str_cat("The request body is larger than the limit of ", limit, " bytes.");
+}
+
+// Cancels the connection's reads when the request has taken too long, but
+// leaves the socket open so that a 408 can still be written: basic_stream's
+// own timeout would close it.
+class ReadDeadline {
+ public:
+  ReadDeadline(Stream& stream, std::chrono::seconds timeout)
+      : state_(std::make_shared<State>()), timer_(stream.get_executor(), timeout) {
+    timer_.async_wait([state = state_, &stream](boost::system::error_code error) {
+      if (error || state->finished) return;
+      state->expired = true;
+      stream.socket().cancel(error);
+    });
+  }
+  ~ReadDeadline() { state_->finished = true; }
+  ReadDeadline(const ReadDeadline&) = delete;
+  ReadDeadline& operator=(const ReadDeadline&) = delete;
+
+  bool expired() const { return state_->expired; }
+
+ private:
+  // Shared with the timer's handler, which may run after the deadline is gone.
+  struct State {
+    bool expired = false;
+    bool finished = false;
+  };
+  std::shared_ptr<State> state_;
+  asio::steady_timer timer_;
+};
 
 }  // namespace
 
@@ -191,48 +238,49 @@ Awaitable<void> HttpServer::serve(std::shared_ptr<Connection> connection) {
   connection->stream.close();
 }
 
-// Reads one request into `request`. False when the connection is done: the
-// client left, timed out, or sent something that got an error response.
-Awaitable<bool> HttpServer::read_request(Connection& connection, Request& request) {
-  bhttp::request_parser<bhttp::string_body> parser;
-  parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-  parser.body_limit(static_cast<uint64_t>(options_.max_body_bytes));
+// Waits, up to the idle timeout, for the first byte of the next request.
+// False when the client left, went quiet or the server is draining.
+Awaitable<bool> HttpServer::await_first_byte(Connection& connection) {
   {
     std::lock_guard lock(mutex_);
     if (draining_) co_return false;
     connection.idle = true;
   }
-  connection.stream.expires_after(options_.idle_timeout);
+  bool arrived = connection.buffer.size() > 0;  // pipelined behind the last one
+  if (!arrived) {
+    // basic_stream's own timeout closes the socket: right here, where there
+    // is nothing to answer.
+    connection.stream.expires_after(options_.idle_timeout);
+    auto [error, n] = co_await connection.stream.async_read_some(
+        connection.buffer.prepare(kFirstReadBytes), kAsTuple);
+    connection.buffer.commit(n);
+    arrived = !error && n > 0;
+  }
+  connection.stream.expires_never();
+  std::lock_guard lock(mutex_);
+  connection.idle = false;
+  co_return arrived;
+}
+
+// Reads one request into `request`. False when the connection is done: the
+// client left, timed out, or sent something that got an error response.
+Awaitable<bool> HttpServer::read_request(Connection& connection, Request& request) {
+  if (!co_await await_first_byte(connection)) co_return false;
+  bhttp::request_parser<bhttp::string_body> parser;
+  parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+  parser.body_limit(static_cast<uint64_t>(options_.max_body_bytes));
+  // From the first byte to the last, the request has request_timeout.
+  ReadDeadline deadline(connection.stream, options_.request_timeout);
   auto [error, n] = co_await bhttp::async_read_header(connection.stream, connection.buffer,
                                                       parser, kAsTuple);
-  {
-    std::lock_guard lock(mutex_);
-    connection.idle = false;
-  }
-  if (error == bhttp::error::header_limit) {
-    co_await refuse(connection, Status::request_header_fields_too_large,
-                    str_cat("The request headers are larger than ", options_.max_header_bytes,
-                            " bytes."));
-    co_return false;
-  }
   if (error) {
-    // A client that left between requests, or an idle timeout: nothing to say.
-    // Garbage that is not HTTP gets a 400 before the connection closes.
-    if (error != bhttp::error::end_of_stream && error != beast::error::timeout &&
-        error != asio::error::operation_aborted && n > 0) {
-      co_await refuse(connection, Status::bad_request,
-                      str_cat("The request is not valid HTTP/1.1: ", error.message(), "."));
-    }
+    co_await refuse_unreadable(connection, parser, error, deadline.expired());
     co_return false;
   }
-  const auto content_length = parser.content_length();
-  if (content_length && *content_length > static_cast<uint64_t>(options_.max_body_bytes)) {
-    co_await refuse(connection, Status::payload_too_large,
-                    str_cat("The request body is ", *content_length, " bytes; the limit is ",
-                            options_.max_body_bytes, " bytes."));
+  if (auto problem = header_problem(parser.get())) {
+    co_await refuse(connection, Status::bad_request, *problem);
     co_return false;
   }
-  connection.stream.expires_after(options_.request_timeout);
   if (expects_continue(parser) && !parser.is_done()) {
     auto [continue_error, written] =
         co_await asio::async_write(connection.stream, asio::buffer(kContinue), kAsTuple);
@@ -241,22 +289,38 @@ Awaitable<bool> HttpServer::read_request(Connection& connection, Request& reques
   if (!parser.is_done()) {
     auto [body_error, body_n] =
         co_await bhttp::async_read(connection.stream, connection.buffer, parser, kAsTuple);
-    if (body_error == bhttp::error::body_limit) {
-      co_await refuse(connection, Status::payload_too_large,
-                      str_cat("The request body is larger than the limit of ",
-                              options_.max_body_bytes, " bytes."));
+    if (body_error) {
+      co_await refuse_unreadable(connection, parser, body_error, deadline.expired());
       co_return false;
     }
-    if (body_error == beast::error::timeout) {
-      co_await refuse(connection, Status::request_timeout,
-                      "The request was not received in time.");
-      co_return false;
-    }
-    if (body_error) co_return false;
   }
-  connection.stream.expires_never();
   request = parser.release();
   co_return true;
+}
+
+// The answer to a request that could not be read, if there is one to give.
+Awaitable<void> HttpServer::refuse_unreadable(
+    Connection& connection, const bhttp::request_parser<bhttp::string_body>& parser,
+    boost::system::error_code error, bool timed_out) {
+  if (timed_out) {
+    co_await refuse(connection, Status::request_timeout,
+                    str_cat("The request was not received within ",
+                            options_.request_timeout.count(), " s."));
+  } else if (error == bhttp::error::header_limit) {
+    co_await refuse(connection, Status::request_header_fields_too_large,
+                    str_cat("The request headers are larger than ", options_.max_header_bytes,
+                            " bytes."));
+  } else if (error == bhttp::error::body_limit) {
+    // Beast refuses a Content-Length over the limit before reading the body.
+    co_await refuse(connection, Status::payload_too_large,
+                    body_too_large_message(parser.content_length(), options_.max_body_bytes));
+  } else if (error != bhttp::error::end_of_stream && error != bhttp::error::partial_message &&
+             error != asio::error::eof && error != asio::error::operation_aborted &&
+             error != asio::error::connection_reset) {
+    co_await refuse(connection, Status::bad_request,
+                    str_cat("The request is not valid HTTP/1.1: ", error.message(), "."));
+  }
+  // Otherwise the client left mid-request: there is no one to answer.
 }
 
 // An error response written by the server itself, after which it closes.
@@ -286,7 +350,7 @@ void HttpServer::close_idle_connections() {
     if (!raw->idle) continue;
     // On the connection's strand, which it may be running on right now; by
     // then it may also have finished, hence the weak pointer.
-    asio::post(raw->stream.get_executor(), [weak] {
+    asio::post(raw->stream.get_executor(), [weak = weak] {
       if (auto connection = weak.lock(); connection && connection->idle) {
         connection->stream.cancel();
       }

@@ -69,7 +69,11 @@ class HttpServer {
   Awaitable<void> accept_loop(Acceptor& acceptor, bool trusted);
   void start_connection(asio::generic::stream_protocol::socket socket, bool trusted);
   Awaitable<void> serve(std::shared_ptr<Connection> connection);
+  Awaitable<bool> await_first_byte(Connection& connection);
   Awaitable<bool> read_request(Connection& connection, Request& request);
+  Awaitable<void> refuse_unreadable(Connection& connection,
+                                    const bhttp::request_parser<bhttp::string_body>& parser,
+                                    boost::system::error_code error, bool timed_out);
   Awaitable<void> refuse(Connection& connection, Status status, std::string message);
 
   asio::io_context& io_;

@@ -75,7 +75,8 @@ std::variant<int64_t, ApiError> completion_length(Endpoint endpoint,
                                                   const openai::GenerationOptions& options,
                                                   int64_t n_prompt, int64_t context_length) {
   if (options.max_tokens) {
-    if (n_prompt + *options.max_tokens > context_length) {
+    // Compared this way round: prompt + max_tokens may overflow int64.
+    if (*options.max_tokens > context_length - n_prompt) {
       return context_length_exceeded(endpoint, context_length, n_prompt, *options.max_tokens);
     }
     return *options.max_tokens;
@@ -113,10 +114,13 @@ std::variant<ParsedBody, ApiError> parse_and_tokenize(Endpoint endpoint, const n
 ApiError context_length_exceeded(Endpoint endpoint, int64_t context_length, int64_t prompt_tokens,
                                  int64_t completion_tokens) {
   const char* what = is_chat(endpoint) ? "messages" : "prompt";
+  // Unsigned: two non-negative int64s cannot overflow it.
+  const uint64_t requested =
+      static_cast<uint64_t>(prompt_tokens) + static_cast<uint64_t>(completion_tokens);
   std::string message =
       completion_tokens > 0
           ? str_cat("This model's maximum context length is ", context_length,
-                    " tokens. However, you requested ", prompt_tokens + completion_tokens,
+                    " tokens. However, you requested ", requested,
                     " tokens (", prompt_tokens, " in the ", what, ", ", completion_tokens,
                     " in the completion). Please reduce the length of the ", what,
                     " or completion.")
