@@ -41,6 +41,22 @@ endfunction()
 strata_c_library(strata::pcre2 PkgConfig::PCRE2 pcre2-8)
 strata_c_library(strata::utf8proc PkgConfig::UTF8PROC utf8proc)
 
+# The T2 tier: io_uring for the slab files, SQLite for their index. Both static
+# under STRATA_STATIC_DEPS: the GPU machine has neither's headers nor packages.
+pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+strata_c_library(strata::uring PkgConfig::URING uring)
+strata_c_library(strata::sqlite3 PkgConfig::SQLITE3 sqlite3)
+if(STRATA_STATIC_DEPS)
+  # libsqlite3.a needs libm and libdl (extension loading) from the C library.
+  set_property(TARGET strata::sqlite3 APPEND PROPERTY INTERFACE_LINK_LIBRARIES m dl Threads::Threads)
+endif()
+# Block checksums: XXH3 from xxhash.h, compiled inline (XXH_INLINE_ALL), so
+# only the header is needed.
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+add_library(strata::xxhash INTERFACE IMPORTED GLOBAL)
+set_target_properties(strata::xxhash PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${XXHASH_INCLUDE_DIR}")
+
 # libsystemd for sd_notify and socket activation. Debian ships no static
 # libsystemd, so it stays shared; a host without it has no systemd to talk to
 # and strata serve is then run by hand.

@@ -19,12 +19,23 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
       block_tokens_(backend.kv_layout().block_tokens),
       n_blocks_total_(kv_blocks.n_total()),
       cache_(kv_blocks, block_tokens_),
-      scheduler_(cache_, block_tokens_, options.scheduler) {
+      tiers_(options.disk_tier ? std::make_unique<TierManager>(cache_, kv_blocks, *options.disk_tier)
+                               : nullptr),
+      scheduler_(cache_, block_tokens_, options.scheduler, tiers_.get()) {
   STRATA_CHECK(kv_blocks.n_free() == kv_blocks.n_total(), "the KV pool must start free");
   STRATA_CHECK(options.scheduler.model_fingerprint != ModelFingerprint{},
                "EngineOptions.scheduler.model_fingerprint is unset: build it with "
                "model_fingerprint(model file, KV layout)");
   stats_.n_blocks_total = cache_.n_total();
+  if (options.disk_tier) {
+    options.disk_tier->set_listener([this] {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tier_moved_ = true;
+      }
+      wake_.notify_one();
+    });
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -35,6 +46,7 @@ Engine::~Engine() {
   }
   wake_.notify_one();
   thread_.join();
+  if (options_.disk_tier) options_.disk_tier->set_listener(nullptr);
 }
 
 uint64_t Engine::submit(GenerateRequest request, EventCallback on_event) {
@@ -93,12 +105,16 @@ EngineStats Engine::stats() const {
 // --- engine thread ---------------------------------------------------------
 
 void Engine::loop() {
-  while (take_inbox()) {
-    if (scheduler_.has_work()) step();
+  bool ran = false;
+  while (take_inbox(ran)) {
+    if (tiers_) tiers_->poll();
+    ran = scheduler_.has_work() && step();
   }
   for (std::unique_ptr<Sequence>& seq : scheduler_.remove_all()) {
     finish(std::move(seq), EngineFinish::kCancelled, EngineEvent{});
   }
+  // Moves in flight hold blocks: let them finish (write-through is kept).
+  if (tiers_) tiers_->drain();
   // Hand the pool back entirely free: allocating evicts every idle cached
   // block (nothing is referenced any more), releasing returns it to the pool.
   std::vector<BlockId> drained;
@@ -107,13 +123,15 @@ void Engine::loop() {
   publish_stats();
 }
 
-bool Engine::take_inbox() {
+bool Engine::take_inbox(bool busy) {
   std::deque<std::unique_ptr<Sequence>> arrived;
   std::vector<uint64_t> cancels;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    const bool busy = scheduler_.has_work();
-    wake_.wait(lock, [&] { return busy || stopping_ || !inbox_.empty() || !cancels_.empty(); });
+    wake_.wait(lock, [&] {
+      return busy || stopping_ || tier_moved_ || !inbox_.empty() || !cancels_.empty();
+    });
+    tier_moved_ = false;
     arrived.swap(inbox_);
     cancels.swap(cancels_);
     if (stopping_) {
@@ -132,18 +150,24 @@ bool Engine::take_inbox() {
   return true;
 }
 
-void Engine::step() {
+bool Engine::step() {
   std::vector<ScheduledChunk> batch = scheduler_.schedule();
-  STRATA_CHECK(!batch.empty(), "the scheduler has work but planned none");
+  if (batch.empty()) {
+    // Only with moves in flight, which will wake the engine: submit() refuses
+    // a request that could never fit the pool.
+    STRATA_CHECK(scheduler_.n_loading() > 0 || tiers_, "the scheduler has work but planned none");
+    return false;
+  }
   try {
     run(batch);
   } catch (const std::exception& e) {
     fail_batch(batch, e.what());
-    return;
+    return true;
   }
   postprocess(batch);
   if (options_.check_integrity) scheduler_.check_integrity();
   publish_stats();
+  return true;
 }
 
 void Engine::run(std::span<const ScheduledChunk> batch) {

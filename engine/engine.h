@@ -31,6 +31,8 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "tiering/block_pool.h"
 #include "tiering/prefix_cache.h"
+#include "tiering/tier_manager.h"
+#include "tiering/tier_worker.h"
 
 namespace strata {
 
@@ -71,6 +73,9 @@ struct EngineOptions {
   bool check_integrity = false;
   // Called on the engine thread after each step's postprocess; must not block.
   std::function<void(const StepReport&)> on_step = nullptr;
+  // The disk tier (T2), if any: blocks are written through to it and prompts
+  // found there are loaded instead of computed. Must outlive the engine.
+  TierWorker* disk_tier = nullptr;
 };
 
 class Engine {
@@ -103,10 +108,13 @@ class Engine {
  private:
   // --- engine thread ---
   void loop();
-  // Waits for work; moves the inbox into the scheduler and applies cancels.
+  // Waits for work (`busy`: the last step ran, so there may be more) or a
+  // tier move; moves the inbox into the scheduler and applies cancels.
   // False when shutting down.
-  bool take_inbox();
-  void step();
+  bool take_inbox(bool busy);
+  // Runs one step; false when nothing could run (every waiting sequence is
+  // loading or out of blocks until a move completes).
+  bool step();
   void run(std::span<const ScheduledChunk> batch);
   void postprocess(std::span<const ScheduledChunk> batch);
   // Samples seq's next token from its logits row and sends the event.
@@ -125,6 +133,7 @@ class Engine {
 
   // Engine thread only.
   PrefixCache cache_;
+  std::unique_ptr<TierManager> tiers_;  // with a disk tier
   Scheduler scheduler_;
   std::vector<BatchSequence> batch_;  // this step's forward pass, views into sequences
   std::vector<float> logits_;         // [batch size][n_vocab]
@@ -136,6 +145,7 @@ class Engine {
   std::deque<std::unique_ptr<Sequence>> inbox_;
   std::vector<uint64_t> cancels_;
   bool stopping_ = false;
+  bool tier_moved_ = false;  // the disk tier completed a move
   uint64_t next_id_ = 1;
   int64_t n_prompt_tokens_ = 0;  // accepted by submit()
   EngineStats stats_;

@@ -7,8 +7,9 @@
 
 namespace strata {
 
-Scheduler::Scheduler(PrefixCache& blocks, int64_t block_tokens, const SchedulerOptions& options)
-    : blocks_(blocks), block_tokens_(block_tokens), options_(options) {
+Scheduler::Scheduler(PrefixCache& blocks, int64_t block_tokens, const SchedulerOptions& options,
+                     TierManager* tiers)
+    : blocks_(blocks), tiers_(tiers), block_tokens_(block_tokens), options_(options) {
   STRATA_CHECK(block_tokens_ > 0 && block_tokens_ == blocks.block_tokens(), "block_tokens ",
                block_tokens_, " vs the cache's ", blocks.block_tokens());
   STRATA_CHECK(options_.max_batch_tokens >= 1, "max_batch_tokens ", options_.max_batch_tokens);
@@ -20,8 +21,16 @@ Scheduler::Scheduler(PrefixCache& blocks, int64_t block_tokens, const SchedulerO
 
 Scheduler::~Scheduler() {
   for (SeqList* list : {&running_, &waiting_}) {
-    for (auto& seq : *list) blocks_.release_table(seq->block_table);
+    for (auto& seq : *list) {
+      blocks_.release_table(seq->block_table);
+      if (tiers_) tiers_->release_owner(seq->id);
+    }
   }
+}
+
+int64_t Scheduler::n_loading() const {
+  if (!tiers_) return 0;
+  return std::ranges::count_if(waiting_, [&](const auto& seq) { return tiers_->is_loading(seq->id); });
 }
 
 void Scheduler::insert_sorted(SeqList& list, std::unique_ptr<Sequence> seq) {
@@ -78,6 +87,10 @@ std::vector<ScheduledChunk> Scheduler::schedule() {
   while (next < waiting_.size() && budget > 0 && n_running() < options_.max_running &&
          blocks_.can_allocate(1 + watermark_blocks_)) {
     Sequence& seq = *waiting_[next];
+    if (tiers_ && tiers_->is_loading(seq.id)) {
+      ++next;
+      continue;
+    }
     const int64_t n_full = n_matchable_blocks(seq);
     const std::span<const BlockHash> chain =
         std::span<const BlockHash>(seq.block_hashes).first(n_full);
@@ -86,6 +99,10 @@ std::vector<ScheduledChunk> Scheduler::schedule() {
                                                    : PrefixCache::MatchPeek{};
     if (peek.n_blocks < n_full && is_in_flight(chain[peek.n_blocks], peek.n_blocks)) {
       ++n_prefix_holds_;
+      ++next;
+      continue;
+    }
+    if (peek.n_blocks < n_full && start_loading(seq, chain, peek.n_blocks)) {
       ++next;
       continue;
     }
@@ -100,6 +117,7 @@ std::vector<ScheduledChunk> Scheduler::schedule() {
     if (n_full > 0) seq.block_table = blocks_.match(chain, chain_tokens);
     STRATA_CHECK(static_cast<int64_t>(seq.block_table.size()) == peek.n_blocks,
                  "match() disagrees with peek()");
+    if (tiers_) tiers_->release_owner(seq.id);  // its table references the loaded blocks now
     seq.n_computed = n_matched_tokens;
     STRATA_CHECK(grow_table(seq, seq.n_computed + n));
     if (!seq.admitted_once) {
@@ -136,6 +154,7 @@ std::unique_ptr<Sequence> Scheduler::remove(uint64_t id) {
     std::unique_ptr<Sequence> seq = std::move(*it);
     list->erase(it);
     release_blocks(*seq);
+    if (tiers_) tiers_->release_owner(seq->id);
     seq->status = SequenceStatus::kFinished;
     return seq;
   }
@@ -147,6 +166,7 @@ std::vector<std::unique_ptr<Sequence>> Scheduler::remove_all() {
   for (SeqList* list : {&waiting_, &running_}) {
     for (auto& seq : *list) {
       release_blocks(*seq);
+      if (tiers_) tiers_->release_owner(seq->id);
       seq->status = SequenceStatus::kFinished;
       all.push_back(std::move(seq));
     }
@@ -212,6 +232,20 @@ int64_t Scheduler::n_matchable_blocks(Sequence& seq) {
   return n_full;
 }
 
+bool Scheduler::start_loading(Sequence& seq, std::span<const BlockHash> chain, int64_t n_cached) {
+  // One round of loads per admission: what failed to load is computed.
+  if (!tiers_ || tiers_->has_loaded(seq.id)) return false;
+  const std::span<const BlockHash> rest = chain.subspan(static_cast<size_t>(n_cached));
+  const std::span<const TokenId> rest_tokens =
+      seq.tokens().subspan(static_cast<size_t>(n_cached * block_tokens_),
+                           rest.size() * static_cast<size_t>(block_tokens_));
+  const int64_t n_on_disk = tiers_->count_loadable(rest, rest_tokens);
+  if (n_on_disk == 0) return false;
+  return tiers_->start_loads(seq.id, rest.first(static_cast<size_t>(n_on_disk)),
+                             rest_tokens.first(static_cast<size_t>(n_on_disk * block_tokens_)),
+                             /*reserve=*/watermark_blocks_) > 0;
+}
+
 bool Scheduler::is_in_flight(const BlockHash& hash, int64_t block) {
   const int64_t end = (block + 1) * block_tokens_;  // the block's tokens end here
   for (const std::unique_ptr<Sequence>& running : running_) {
@@ -233,8 +267,12 @@ void Scheduler::publish_blocks(Sequence& seq, int64_t from, int64_t to) {
     const size_t b = static_cast<size_t>(i);
     // A block another sequence published first is shared instead (publish
     // moves the reference to it); a cached one is left as it is.
-    seq.block_table[b] = blocks_.publish(seq.block_hashes[b], seq.block_table[b],
-                                         seq.tokens().subspan(i * block_tokens_, block_tokens_));
+    const std::span<const TokenId> tokens = seq.tokens().subspan(i * block_tokens_, block_tokens_);
+    seq.block_table[b] = blocks_.publish(seq.block_hashes[b], seq.block_table[b], tokens);
+    if (tiers_ && blocks_.is_cached(seq.block_table[b])) {
+      tiers_->write_through(seq.block_table[b], seq.block_hashes[b],
+                            b == 0 ? BlockHash{} : seq.block_hashes[b - 1], tokens);
+    }
   }
 }
 
@@ -266,6 +304,7 @@ void Scheduler::check_integrity() const {
                  "waiting sequence ", seq.id, " holds blocks");
     STRATA_CHECK(i == 0 || waiting_[i - 1]->runs_before(seq), "waiting list out of order");
   }
+  if (tiers_) tiers_->add_references(refs);
   for (BlockId block = 0; block < blocks_.n_total(); ++block) {
     STRATA_CHECK(refs[static_cast<size_t>(block)] == blocks_.ref_count(block), "block ", block,
                  " has ", blocks_.ref_count(block), " references but block tables hold ",

@@ -33,6 +33,12 @@
 //    waits on a waiting one, so this cannot deadlock; if it is preempted or
 //    finishes, the block is no longer in flight.
 //
+// Lower tiers. With a TierManager, every block published is also written
+// through to disk, and a waiting sequence whose prompt continues on disk past
+// the cached prefix first has those blocks loaded (it stays waiting, skipped
+// like a held one, while the loads run and other sequences keep running),
+// then is admitted with the longer match.
+//
 // Threads: the engine thread only (no lock).
 #pragma once
 
@@ -44,6 +50,7 @@
 #include "engine/sequence.h"
 #include "tiering/block_hash.h"
 #include "tiering/prefix_cache.h"
+#include "tiering/tier_manager.h"
 
 namespace strata {
 
@@ -68,8 +75,10 @@ struct ScheduledChunk {
 
 class Scheduler {
  public:
-  // `blocks` must outlive the scheduler; block_tokens as in the KvLayout.
-  Scheduler(PrefixCache& blocks, int64_t block_tokens, const SchedulerOptions& options);
+  // `blocks` (and `tiers`, when not null) must outlive the scheduler;
+  // block_tokens as in the KvLayout.
+  Scheduler(PrefixCache& blocks, int64_t block_tokens, const SchedulerOptions& options,
+            TierManager* tiers = nullptr);
   ~Scheduler();
 
   void add(std::unique_ptr<Sequence> seq);  // to waiting
@@ -89,6 +98,8 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> remove_all();
 
   bool has_work() const { return !running_.empty() || !waiting_.empty(); }
+  // Waiting sequences whose prefix is being loaded from a lower tier.
+  int64_t n_loading() const;
   int64_t n_running() const { return static_cast<int64_t>(running_.size()); }
   int64_t n_waiting() const { return static_cast<int64_t>(waiting_.size()); }
   int64_t n_steps() const { return n_steps_; }  // schedule() calls that planned work
@@ -125,6 +136,9 @@ class Scheduler {
   // True when a running sequence will compute a full block with hash
   // `hash` at index `block` of its table and has not yet computed it.
   bool is_in_flight(const BlockHash& hash, int64_t block);
+  // Starts loading the blocks of seq's chain after the `n_cached` cached ones
+  // that a lower tier holds; true when the sequence now waits for them.
+  bool start_loading(Sequence& seq, std::span<const BlockHash> chain, int64_t n_cached);
   // Publishes seq's full blocks in [from, to) (computed, in its table).
   void publish_blocks(Sequence& seq, int64_t from, int64_t to);
   // Publishes seq's computed full blocks and releases its table.
@@ -133,6 +147,7 @@ class Scheduler {
   static void insert_sorted(SeqList& list, std::unique_ptr<Sequence> seq);
 
   PrefixCache& blocks_;
+  TierManager* const tiers_;
   const int64_t block_tokens_;
   const SchedulerOptions options_;
   int64_t watermark_blocks_ = 0;

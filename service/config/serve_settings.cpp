@@ -70,6 +70,17 @@ Setting integer(std::string key, std::string help, Int ServeSettings::*field, in
           }};
 }
 
+// A size in bytes, with an optional binary suffix: 512M, 8G, 1T.
+Setting size(std::string key, std::string help, int64_t ServeSettings::*field, int64_t min) {
+  return {.key = std::move(key),
+          .value_name = "SIZE",
+          .help = std::move(help),
+          .default_text = format_size(ServeSettings{}.*field),
+          .parse = [field, min](ServeSettings& s, std::string_view v) {
+            s.*field = parse_size(v, min);
+          }};
+}
+
 Setting seconds(std::string key, std::string help, double ServeSettings::*field, Zero zero) {
   return {.key = std::move(key),
           .value_name = "SECONDS",
@@ -148,9 +159,18 @@ const std::vector<Setting>& settings_table() {
       integer("max-batch-tokens", "Tokens in one engine step", &ServeSettings::max_batch_tokens, 1),
       integer("context-length", "Context length in tokens; 0: the model's",
               &ServeSettings::context_length, 0),
-      integer("kv-cache-mib", "KV cache size in MiB; 0: max-running full contexts, at most 2048",
-              &ServeSettings::kv_cache_mib, 0),
+      size("host-cache-size", "Host KV cache (RAM); 0: max-running full contexts, at most 2G",
+           &ServeSettings::host_cache_bytes, 0),
       choice("kv-type", "KV cache type", &ServeSettings::kv_type, {"f16", "f32"}),
+      integer("block-tokens", "Tokens per KV block (the unit cached, moved and persisted)",
+              &ServeSettings::block_tokens, 1, 1024),
+      endpoint("cache-dir", "DIR",
+               "Disk KV cache, kept across restarts; none: no disk cache (default: "
+               "$XDG_CACHE_HOME/strata, or /var/cache/strata for the service)",
+               &ServeSettings::cache_dir),
+      size("disk-cache-size", "Disk KV cache size cap", &ServeSettings::disk_cache_bytes, 1),
+      choice("persist", "Which full KV blocks are written to the disk cache",
+             &ServeSettings::persist, {"all", "none"}),
       with_short_flag(
           "-t", integer("threads", "Compute threads; 0: all cores", &ServeSettings::threads, 0)),
       integer("http-threads", "Threads serving HTTP connections", &ServeSettings::http_threads, 1),
@@ -383,6 +403,7 @@ void add_serve_options(CLI::App& serve, ServeSettingsFlags& flags) {
 ServeSettings resolve_serve_settings(const ServeSettingsFlags& flags, const Environment& env) {
   ServeSettings settings;
   settings.socket = default_socket_path(env);
+  settings.cache_dir = default_cache_dir(env);
 
   ConfigFileChoice config = choose_config_file(flags, env);
   std::optional<std::string> text;
@@ -404,6 +425,20 @@ std::string default_socket_path(const Environment& env) {
   // The XDG spec says to ignore a relative XDG_RUNTIME_DIR.
   if (runtime_dir && runtime_dir->starts_with('/')) return *runtime_dir + "/strata/strata.sock";
   return "/run/strata/strata.sock";
+}
+
+std::string default_cache_dir(const Environment& env) {
+  if (std::optional<std::string> systemd = env("CACHE_DIRECTORY"); systemd && !systemd->empty()) {
+    return systemd->substr(0, systemd->find(':'));
+  }
+  // As for XDG_RUNTIME_DIR, the XDG spec says to ignore a relative path.
+  if (std::optional<std::string> xdg = env("XDG_CACHE_HOME"); xdg && xdg->starts_with('/')) {
+    return *xdg + "/strata";
+  }
+  if (std::optional<std::string> home = env("HOME"); home && home->starts_with('/')) {
+    return *home + "/.cache/strata";
+  }
+  return "/var/cache/strata";
 }
 
 bool is_loopback_host(std::string_view host) {

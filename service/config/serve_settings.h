@@ -48,9 +48,15 @@ struct ServeSettings {
   int64_t max_waiting = 256;         // requests queued behind them; beyond: 429. 0: no queue
   int64_t max_batch_tokens = 512;    // tokens in one engine step (prefill chunks + decodes)
   int64_t context_length = 0;        // tokens; 0: the model's
-  int64_t kv_cache_mib = 0;          // 0: enough for max_running sequences at full
-                                     // context, capped at 2048 MiB (decided at load)
+  int64_t host_cache_bytes = 0;      // the host KV tier (T1; the CPU backend computes
+                                     // in it); 0: enough for max_running sequences at full
+                                     // context, capped at 2 GiB (decided at load)
   std::string kv_type = "f16";       // "f16" | "f32"
+  int64_t block_tokens = 16;         // tokens per KV block
+  std::string cache_dir{};           // the disk KV tier (T2) and its index; default
+                                     // default_cache_dir(); "" (none) disables it
+  int64_t disk_cache_bytes = int64_t{16} << 30;  // cap on the disk tier's slab files
+  std::string persist = "all";       // "all": write full blocks through to disk; "none"
   int threads = 0;                   // compute threads; 0: all cores
   int http_threads = 2;              // threads running the HTTP connections
   double shutdown_grace_seconds = 10;   // on SIGTERM, running requests may finish this long
@@ -80,6 +86,11 @@ ServeSettings resolve_serve_settings(const ServeSettingsFlags& flags,
 // $XDG_RUNTIME_DIR/strata/strata.sock (a user's service), or /run/strata/strata.sock
 // when XDG_RUNTIME_DIR is unset or not absolute (the system service).
 std::string default_socket_path(const Environment& env);
+
+// $CACHE_DIRECTORY (systemd's CacheDirectory=, the first if several) when set, which
+// is /var/cache/strata for the packaged service; else $XDG_CACHE_HOME/strata, else
+// $HOME/.cache/strata; else /var/cache/strata.
+std::string default_cache_dir(const Environment& env);
 
 // Whether a bind address or host name is loopback-only: "localhost" (any case),
 // 127.0.0.0/8 in dotted-quad form, ::1 (also as "[::1]" or IPv4-mapped 127.x). Other

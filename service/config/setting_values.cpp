@@ -1,6 +1,7 @@
 #include "service/config/setting_values.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -53,6 +54,41 @@ int64_t parse_integer(std::string_view value, int64_t min, int64_t max) {
                       chosen_max ? str_cat(min, " to ", max) : str_cat("at least ", min)));
   }
   return n;
+}
+
+int64_t parse_size(std::string_view value, int64_t min) {
+  size_t digits = 0;
+  while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits]))) {
+    ++digits;
+  }
+  std::string suffix(value.substr(digits));
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (suffix.ends_with("IB")) suffix.erase(suffix.size() - 2);
+  if (suffix.size() == 2 && suffix.back() == 'B') suffix.pop_back();
+  constexpr std::string_view kUnits = "KMGT";
+  int shift = 0;
+  if (suffix.size() == 1 && kUnits.find(suffix[0]) != std::string_view::npos) {
+    shift = 10 * (static_cast<int>(kUnits.find(suffix[0])) + 1);
+  } else if (!suffix.empty() && suffix != "B") {
+    bad_value(str_cat("'", value, "' is not a size (examples: 512M, 8G, 1T)"));
+  }
+  if (digits == 0) bad_value(str_cat("'", value, "' is not a size (examples: 512M, 8G, 1T)"));
+  const int64_t number = parse_integer(value.substr(0, digits), 0,
+                                       std::numeric_limits<int64_t>::max() >> shift);
+  const int64_t bytes = number << shift;
+  if (bytes < min) bad_value(str_cat(value, " is out of range: must be at least ", min, " bytes"));
+  return bytes;
+}
+
+std::string format_size(int64_t bytes) {
+  constexpr std::string_view kUnits = "TGMK";
+  for (size_t i = 0; i < kUnits.size(); ++i) {
+    const int shift = 10 * static_cast<int>(kUnits.size() - i);
+    if (bytes > 0 && bytes % (int64_t{1} << shift) == 0) {
+      return str_cat(bytes >> shift, kUnits[i]);
+    }
+  }
+  return std::to_string(bytes);
 }
 
 double parse_seconds(std::string_view value, Zero zero) {

@@ -16,6 +16,12 @@ namespace strata {
 // A decimal integer in min..max ("+5", "5.0", "0x10" and blanks are refused).
 int64_t parse_integer(std::string_view value, int64_t min, int64_t max);
 
+// Bytes, as a whole number with an optional binary suffix K, M, G or T (also KB,
+// KiB...; any case): "8G" is 8 << 30. At least `min`.
+int64_t parse_size(std::string_view value, int64_t min);
+// The shortest such spelling of `bytes`: 17179869184 -> "16G", 1000 -> "1000".
+std::string format_size(int64_t bytes);
+
 enum class Zero { kAllowed, kRefused };
 
 // A finite, non-negative number of seconds ("2.5"); with Zero::kRefused, more than 0.

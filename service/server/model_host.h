@@ -18,19 +18,28 @@
 #include "engine/engine.h"
 #include "engine/model/loaded_model.h"
 #include "kernels/weight_type.h"
+#include "tiering/tier_worker.h"
 
 namespace strata {
 
 struct ModelHostOptions {
   std::string model_path;
   int64_t context_length = 0;  // 0: the model's; otherwise at most this
-  int64_t kv_cache_mib = 0;    // 0: room for max_running full contexts, at most kDefaultKvCap
+  // Host KV tier; 0: room for max_running full contexts, at most kDefaultHostCacheCap.
+  int64_t host_cache_bytes = 0;
   int64_t max_running = 64;
   int64_t max_batch_tokens = 512;
   WeightType kv_type = WeightType::kF16;
+  int64_t block_tokens = KvLayout::kDefaultBlockTokens;
   int threads = 0;  // 0: all cores
+  // Disk KV tier: the model's blocks go to a folder of cache_dir named for
+  // its fingerprint. "" disables it; so does a folder that cannot be used
+  // (with a warning: serving goes on without it).
+  std::string cache_dir{};
+  int64_t disk_cache_bytes = int64_t{16} << 30;
+  bool persist = true;  // write full blocks through to disk
 
-  static constexpr int64_t kDefaultKvCapMib = 2048;
+  static constexpr int64_t kDefaultHostCacheCap = int64_t{2} << 30;
 };
 
 class ModelHost {
@@ -56,13 +65,17 @@ class ModelHost {
   // by the KV cache (one sequence must fit in it).
   int64_t context_length() const { return context_length_; }
   int64_t kv_blocks_total() const { return kv_blocks_total_; }
+  // The disk tier, or nullptr when there is none.
+  const TierWorker* disk_tier() const { return disk_tier_.get(); }
 
  private:
   void load(const std::function<void(const std::string&)>& on_done);
+  void open_disk_tier(const KvLayout& layout, const ModelFingerprint& fingerprint);
 
   const ModelHostOptions options_;
   std::unique_ptr<LoadedModel> model_;
   std::unique_ptr<CpuRuntime> runtime_;
+  std::unique_ptr<TierWorker> disk_tier_;  // outlives the engine, which writes through to it
   std::unique_ptr<Engine> engine_;
   int64_t context_length_ = 0;
   int64_t kv_blocks_total_ = 0;

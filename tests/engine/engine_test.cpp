@@ -8,193 +8,19 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
 #include <condition_variable>
-#include <filesystem>
 #include <map>
-#include <memory>
 #include <mutex>
-#include <random>
 #include <thread>
-
-#include <unistd.h>
 #include <vector>
 
-#include "engine/cpu/cpu_runtime.h"
-#include "engine/gguf/gguf_writer.h"
-#include "engine/model_fingerprint.h"
-#include "engine/model/loaded_model.h"
-#include "service/dev/hf_tokenizer_import.h"
-#include "service/dev/random_model.h"
+#include "tests/engine/engine_test_support.h"
 
 namespace strata {
 namespace {
 
-constexpr int64_t kContext = 4352;
-
-// Writes (once per process) and opens the test model.
-const LoadedModel& test_model() {
-  static std::unique_ptr<LoadedModel> model = [] {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("strata_engine_test_" +
-                                                   std::to_string(::getpid()) + ".gguf"))
-            .string();
-    GgufWriter writer;
-    int64_t n_vocab = 0;
-    for (auto& [key, value] : import_hf_tokenizer(resolve_hf_tokenizer_dir("llama2"))) {
-      if (key == "tokenizer.ggml.tokens") n_vocab = static_cast<int64_t>(value.as_array()->items.size());
-      writer.set(key, std::move(value));
-    }
-    ModelConfig c;
-    c.arch = Architecture::kLlama;
-    c.n_embd = 64;
-    c.n_layers = 2;
-    c.n_heads = 4;
-    c.n_kv_heads = 2;
-    c.head_dim = 16;
-    c.n_ffn = 128;
-    c.context_length = kContext;
-    c.n_vocab = n_vocab;
-    c.rms_norm_eps = 1e-5f;
-    c.rope_freq_base = 10000.0f;
-    add_random_model(writer, RandomModelOptions{.config = c, .type = WeightType::kF32, .seed = 7,
-                                                .name = "engine-test", .rope_scaling = std::nullopt});
-    writer.write(path);
-    std::unique_ptr<LoadedModel> loaded = LoadedModel::open(path);
-    std::filesystem::remove(path);
-    return loaded;
-  }();
-  return *model;
-}
-
-// What one request got back.
-struct Outcome {
-  std::vector<TokenId> tokens;
-  std::string text;
-  int n_events = 0;
-  std::optional<EngineFinish> finish;
-  Usage usage;
-};
-
-// Collects events of many requests; waits for their final events.
-class Collector {
- public:
-  EventCallback callback(int index) {
-    return [this, index](const EngineEvent& event) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      Outcome& out = outcomes_[index];
-      EXPECT_FALSE(out.finish.has_value()) << "event after the final one";
-      out.tokens.insert(out.tokens.end(), event.token_ids.begin(), event.token_ids.end());
-      out.text += event.text;
-      ++out.n_events;
-      if (event.finish) {
-        out.finish = event.finish;
-        out.usage = event.usage;
-        ++n_finished_;
-        done_.notify_all();
-      }
-    };
-  }
-  std::map<int, Outcome> wait(int n) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const bool ok = done_.wait_for(lock, std::chrono::minutes(5), [&] { return n_finished_ >= n; });
-    EXPECT_TRUE(ok) << "requests did not finish";
-    return outcomes_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable done_;
-  std::map<int, Outcome> outcomes_;
-  int n_finished_ = 0;
-};
-
-std::vector<TokenId> random_prompt(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<TokenId> id(3, 31999);  // no control tokens
-  std::vector<TokenId> prompt(static_cast<size_t>(n));
-  for (TokenId& t : prompt) t = id(rng);
-  return prompt;
-}
-
-GenerateRequest request_for(int i, int64_t n_prompt, int64_t max_tokens, bool sampled = false) {
-  GenerateRequest r;
-  r.prompt = random_prompt(n_prompt, 1000 + static_cast<uint64_t>(i));
-  r.max_tokens = max_tokens;
-  r.ignore_eos = true;
-  r.sampling.temperature = sampled ? 0.8f : 0.0f;
-  r.sampling.seed = static_cast<uint64_t>(i) + 1;
-  return r;
-}
-
-struct EngineSetup {
-  int64_t n_kv_blocks = 1024;
-  SchedulerOptions scheduler{};
-  std::function<void(const StepReport&)> on_step = nullptr;
-};
-
-// A runtime and an engine over it; the pool must be all free after the engine.
-class EngineUnderTest {
- public:
-  explicit EngineUnderTest(const EngineSetup& setup)
-      : runtime_(test_model(), CpuRuntimeOptions{.n_kv_blocks = setup.n_kv_blocks, .n_threads = 2}),
-        engine_(std::make_unique<Engine>(
-            runtime_.backend(), runtime_.kv_blocks(), test_model().tokenizer(),
-            EngineOptions{.scheduler = with_fingerprint(setup.scheduler),
-                          .check_integrity = true,
-                          .on_step = setup.on_step})) {}
-  ~EngineUnderTest() {
-    shut_down();
-    EXPECT_EQ(runtime_.kv_blocks().n_free(), runtime_.kv_blocks().n_total());
-    runtime_.kv_blocks().check_integrity();
-  }
-  Engine& engine() { return *engine_; }
-  // Waits until no request is left (the stats snapshot is published after a
-  // step's events, so a final event can come before its step's stats), then
-  // joins the engine thread. Returns the last stats.
-  EngineStats shut_down() {
-    if (engine_) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-      do {
-        last_stats_ = engine_->stats();
-        if (last_stats_.n_running + last_stats_.n_waiting == 0) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      } while (std::chrono::steady_clock::now() < deadline);
-      engine_.reset();
-    }
-    return last_stats_;
-  }
-
- private:
-  // The model's fingerprint, as whoever builds an Engine must set it.
-  SchedulerOptions with_fingerprint(SchedulerOptions options) const {
-    options.model_fingerprint = model_fingerprint(test_model().file(), runtime_.kv_layout());
-    return options;
-  }
-
-  CpuRuntime runtime_;
-  std::unique_ptr<Engine> engine_;
-  EngineStats last_stats_;
-};
-
-// Each request alone, one after another, on a roomy engine.
-std::vector<Outcome> run_alone(const std::vector<GenerateRequest>& requests,
-                               const SchedulerOptions& scheduler = {}) {
-  EngineUnderTest e(EngineSetup{.scheduler = scheduler});
-  std::vector<Outcome> outcomes;
-  for (const GenerateRequest& r : requests) {
-    Collector c;
-    e.engine().submit(r, c.callback(0));
-    outcomes.push_back(c.wait(1)[0]);
-  }
-  return outcomes;
-}
-
-std::map<int, Outcome> run_together(EngineUnderTest& e, const std::vector<GenerateRequest>& requests) {
-  Collector c;
-  for (size_t i = 0; i < requests.size(); ++i) e.engine().submit(requests[i], c.callback(static_cast<int>(i)));
-  return c.wait(static_cast<int>(requests.size()));
-}
+using namespace strata::testing;
+constexpr int64_t kContext = kTestContext;
 
 TEST(EngineTest, RejectsRequestsThatCannotRun) {
   EngineUnderTest e(EngineSetup{.n_kv_blocks = 64});

@@ -1,9 +1,11 @@
 #include "tests/service/serve/serve_process.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -22,12 +24,18 @@ std::string make_temp_folder() {
 }  // namespace
 
 ServeProcess::ServeProcess(const std::string& model, std::vector<std::string> extra_args,
-                           std::vector<std::string> env, bool wait_ready)
+                           std::vector<std::string> env, bool wait_ready,
+                           int64_t file_size_limit)
     : folder_(make_temp_folder()),
       socket_path_(folder_ + "/strata.sock"),
       log_path_(folder_ + "/serve.log") {
   std::vector<std::string> args = {strata_binary(), "serve",  "--model", model,   "--socket",
                                    socket_path_,    "--port", "0",       "--config", "none"};
+  // The disk KV cache in the test's own folder, never the user's, unless the
+  // test names one (to share it between two servers).
+  if (std::find(extra_args.begin(), extra_args.end(), "--cache-dir") == extra_args.end()) {
+    args.insert(args.end(), {"--cache-dir", folder_ + "/cache"});
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -35,6 +43,14 @@ ServeProcess::ServeProcess(const std::string& model, std::vector<std::string> ex
     FILE* log = std::freopen(log_path_.c_str(), "w", stderr);
     if (log == nullptr) _exit(126);
     for (std::string& entry : env) putenv(entry.data());
+    if (file_size_limit > 0) {
+      // Writes past the limit fail with EFBIG, as on a full disk; ignored,
+      // SIGXFSZ would kill the process instead.
+      const rlimit limit{.rlim_cur = static_cast<rlim_t>(file_size_limit),
+                         .rlim_max = static_cast<rlim_t>(file_size_limit)};
+      signal(SIGXFSZ, SIG_IGN);
+      if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
+    }
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
@@ -105,14 +121,15 @@ int ServeProcess::terminate(std::chrono::milliseconds timeout) {
 
 CommandResult curl(const std::string& args) { return run_shell("curl -sS " + args); }
 
-std::string tiny_serve_model() {
-  const std::string path = test_model_path("serve_tiny_llama2.gguf");
+std::string tiny_serve_model(int seed) {
+  const std::string path = test_model_path(
+      seed == 7 ? "serve_tiny_llama2.gguf" : "serve_tiny_llama2_seed" + std::to_string(seed) + ".gguf");
   if (!std::filesystem::exists(path)) {
     // Written under a temporary name, then renamed: test programs run in parallel.
     const std::string temp = path + "." + std::to_string(getpid());
     CommandResult made = run_strata(
         "dev make-model --tokenizer llama2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 "
-        "--ffn 128 --ctx 1024 --type q8_0 --seed 7 -o " + temp);
+        "--ffn 128 --ctx 1024 --type q8_0 --seed " + std::to_string(seed) + " -o " + temp);
     if (made.exit_code != 0) throw std::runtime_error("make-model failed: " + made.errors);
     std::filesystem::rename(temp, path);
   }

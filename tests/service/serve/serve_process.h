@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,14 @@ namespace strata::testing {
 class ServeProcess {
  public:
   // Starts `strata serve --model MODEL --socket DIR/strata.sock --port 0
-  // --config none EXTRA...` with `env` added ("NAME=value"), and waits until
+  // --config none --cache-dir DIR/cache EXTRA...` (no --cache-dir of its own
+  // when EXTRA has one) with `env` added ("NAME=value"), and waits until
   // the log says it is ready (or the process exits) when `wait_ready`.
+  // A `file_size_limit` > 0 caps the size of every file the server writes
+  // (RLIMIT_FSIZE): a full disk, without needing root to make one.
   explicit ServeProcess(const std::string& model, std::vector<std::string> extra_args = {},
-                        std::vector<std::string> env = {}, bool wait_ready = true);
+                        std::vector<std::string> env = {}, bool wait_ready = true,
+                        int64_t file_size_limit = 0);
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
@@ -55,6 +60,7 @@ CommandResult curl(const std::string& args);
 
 // A tiny llama-architecture model with the Mistral (llama2) tokenizer, made
 // once per build tree: fast enough for hundreds of requests under ASan.
-std::string tiny_serve_model();
+// Another seed gives another model of the same shape.
+std::string tiny_serve_model(int seed = 7);
 
 }  // namespace strata::testing

@@ -126,7 +126,7 @@ TEST_F(ModelHostTest, ContextLengthOptionAboveTheModelsIsTheModels) {
 TEST_F(ModelHostTest, KvCacheMibSizesTheCache) {
   ASSERT_EQ(block_bytes(), 4096);
   ModelHostOptions o = options("ctx2048.gguf");
-  o.kv_cache_mib = 3;
+  o.host_cache_bytes = 3 << 20;
   ModelHost host(o);
   ASSERT_EQ(load(host), "");
   EXPECT_EQ(host.kv_blocks_total(), (int64_t{3} << 20) / block_bytes())
@@ -137,7 +137,7 @@ TEST_F(ModelHostTest, KvCacheMibSizesTheCache) {
 
 TEST_F(ModelHostTest, SmallKvCacheCapsTheContext) {
   ModelHostOptions o = options("ctx8192.gguf");
-  o.kv_cache_mib = 1;  // 256 blocks of 16 tokens: one sequence of at most 4096 tokens
+  o.host_cache_bytes = 1 << 20;  // 256 blocks of 16 tokens: one sequence of at most 4096 tokens
   ModelHost host(o);
   ASSERT_EQ(load(host), "");
   EXPECT_EQ(host.kv_blocks_total(), 256);
@@ -147,7 +147,7 @@ TEST_F(ModelHostTest, SmallKvCacheCapsTheContext) {
 TEST_F(ModelHostTest, KvTypeF32DoublesTheBlock) {
   ASSERT_EQ(block_bytes(WeightType::kF32), 8192);
   ModelHostOptions o = options("ctx8192.gguf");
-  o.kv_cache_mib = 1;
+  o.host_cache_bytes = 1 << 20;
   o.kv_type = WeightType::kF32;
   ModelHost host(o);
   ASSERT_EQ(load(host), "");

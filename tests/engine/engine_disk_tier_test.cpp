@@ -1,0 +1,120 @@
+// The Engine with a disk tier (T2): full blocks are written through to real
+// slab files and a SQLite index in a temporary folder; a new engine (a fresh,
+// empty host pool, as after a restart) loads a prompt's blocks back instead of
+// computing them, and its greedy output equals a cold run's. Loads that fail
+// (a corrupted slab) fall back to recomputing, with the same output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+
+#include "tests/engine/engine_test_support.h"
+#include "tiering/tier_worker.h"
+
+namespace strata {
+namespace {
+
+using namespace strata::testing;
+
+class EngineDiskTierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("strata_engine_disk_tier_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A disk tier for the test model on a runtime like EngineUnderTest's.
+  std::unique_ptr<TierWorker> open_disk_tier(bool persist = true) {
+    CpuRuntime probe(test_model(), CpuRuntimeOptions{.n_kv_blocks = 1, .n_threads = 1});
+    return std::make_unique<TierWorker>(DiskTierOptions{
+        .dir = dir_, .block_bytes = probe.kv_layout().block_bytes(),
+        .capacity_bytes = int64_t{64} << 20, .model = test_fingerprint(probe), .persist = persist});
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(EngineDiskTierTest, RestartedEngineLoadsThePromptInsteadOfComputingIt) {
+  const GenerateRequest r = request_for(11, 300, 12);
+  const Outcome cold = run_alone({r})[0];
+  {
+    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
+    const Outcome first = run_one(e, r);
+    EXPECT_EQ(first.tokens, cold.tokens);
+    e.shut_down();
+    disk->wait_idle();
+    // Every full block of prompt + output is on disk: (300 + 12 - 1) / 16.
+    EXPECT_EQ(disk->stats().n_blocks, 19);
+  }
+  std::unique_ptr<TierWorker> disk = open_disk_tier();  // a restart: index and slabs reopened
+  EXPECT_EQ(disk->stats().n_blocks, 19);
+  EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
+  const Outcome warm = run_one(e, r);
+  EXPECT_EQ(warm.tokens, cold.tokens);
+  EXPECT_EQ(warm.text, cold.text);
+  EXPECT_EQ(warm.usage.cached_prompt_tokens, 288);  // 18 full blocks of the 300-token prompt
+  const EngineStats stats = e.shut_down();
+  EXPECT_EQ(stats.n_computed_prompt_tokens, 300 - 288);
+  EXPECT_EQ(disk->stats().n_loads, 18);
+}
+
+TEST_F(EngineDiskTierTest, PersistNoneWritesNothing) {
+  std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+  EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
+  run_one(e, request_for(12, 100, 4));
+  e.shut_down();
+  disk->wait_idle();
+  EXPECT_EQ(disk->stats().n_blocks, 0);
+  EXPECT_EQ(disk->stats().bytes_written, 0);
+}
+
+// Flipped bytes in every slab file: each load fails its checksum, the block is
+// dropped and recomputed, and the output is still the cold run's.
+TEST_F(EngineDiskTierTest, CorruptBlocksAreRecomputedNotServed) {
+  const GenerateRequest r = request_for(13, 200, 8);
+  const Outcome cold = run_alone({r})[0];
+  {
+    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
+    run_one(e, r);
+  }
+  int n_slabs = 0;
+  std::mt19937 rng(5);
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    if (entry.path().extension() != ".bin") continue;
+    ++n_slabs;
+    const auto size = static_cast<int64_t>(entry.file_size());
+    std::fstream file(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
+    // Past the header page, one byte in every 4 KiB: every block is hit.
+    for (int64_t at = 4096 + static_cast<int64_t>(rng() % 4096); at < size; at += 4096) {
+      file.seekg(at);
+      char byte = 0;
+      file.read(&byte, 1);
+      byte = static_cast<char>(byte ^ 0x5a);
+      file.seekp(at);
+      file.write(&byte, 1);
+    }
+  }
+  ASSERT_GT(n_slabs, 0) << "no slab file in " << dir_;
+  std::unique_ptr<TierWorker> disk = open_disk_tier();
+  const int64_t before = disk->stats().n_blocks;
+  ASSERT_GT(before, 0);
+  EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
+  const Outcome warm = run_one(e, r);
+  EXPECT_EQ(warm.tokens, cold.tokens);
+  EXPECT_EQ(warm.usage.cached_prompt_tokens, 0);
+  e.shut_down();
+  disk->wait_idle();
+  EXPECT_GT(disk->stats().n_load_failures, 0);
+  EXPECT_EQ(disk->stats().n_loads, 0);
+}
+
+}  // namespace
+}  // namespace strata

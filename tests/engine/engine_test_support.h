@@ -1,0 +1,89 @@
+// What the Engine tests share: a tiny random llama (hidden 64, 2 layers, the
+// llama2 tokenizer) on the CPU backend, requests of seeded random prompts, a
+// collector of their events, and an engine whose pool must be entirely free
+// once it is gone.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/cpu/cpu_runtime.h"
+#include "engine/engine.h"
+#include "engine/model/loaded_model.h"
+
+namespace strata::testing {
+
+inline constexpr int64_t kTestContext = 4352;
+
+// Writes (once per process) and opens the test model.
+const LoadedModel& test_model();
+
+// What one request got back.
+struct Outcome {
+  std::vector<TokenId> tokens;
+  std::string text;
+  int n_events = 0;
+  std::optional<EngineFinish> finish;
+  Usage usage;
+};
+
+// Collects events of many requests; waits for their final events.
+class Collector {
+ public:
+  EventCallback callback(int index);
+  std::map<int, Outcome> wait(int n);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::map<int, Outcome> outcomes_;
+  int n_finished_ = 0;
+};
+
+std::vector<TokenId> random_prompt(int64_t n, uint64_t seed);
+GenerateRequest request_for(int i, int64_t n_prompt, int64_t max_tokens, bool sampled = false);
+
+struct EngineSetup {
+  int64_t n_kv_blocks = 1024;
+  SchedulerOptions scheduler{};
+  std::function<void(const StepReport&)> on_step = nullptr;
+  TierWorker* disk_tier = nullptr;
+};
+
+// A runtime and an engine over it; the pool must be all free after the engine.
+class EngineUnderTest {
+ public:
+  explicit EngineUnderTest(const EngineSetup& setup);
+  ~EngineUnderTest();
+  Engine& engine() { return *engine_; }
+  const CpuRuntime& runtime() const { return runtime_; }
+  // Waits until no request is left (the stats snapshot is published after a
+  // step's events, so a final event can come before its step's stats), then
+  // joins the engine thread. Returns the last stats.
+  EngineStats shut_down();
+
+ private:
+  CpuRuntime runtime_;
+  std::unique_ptr<Engine> engine_;
+  EngineStats last_stats_;
+};
+
+// The fingerprint an Engine on the test model with this runtime must use.
+ModelFingerprint test_fingerprint(const CpuRuntime& runtime);
+
+// Runs one request on `e` and waits for it.
+Outcome run_one(EngineUnderTest& e, const GenerateRequest& request);
+// Each request alone, one after another, on a roomy engine.
+std::vector<Outcome> run_alone(const std::vector<GenerateRequest>& requests,
+                               const SchedulerOptions& scheduler = {});
+std::map<int, Outcome> run_together(EngineUnderTest& e,
+                                    const std::vector<GenerateRequest>& requests);
+
+}  // namespace strata::testing

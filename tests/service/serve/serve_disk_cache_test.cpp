@@ -1,0 +1,209 @@
+// The disk KV cache of a real `strata serve`, across real restarts: a long
+// prompt seen before is served from the slab files after a restart (cached
+// tokens in the usage, greedy output identical to a cold run); kill -9 at
+// random moments of heavy write-through never leads to a wrong answer; a full
+// disk turns persistence off while serving goes on; and blocks of one model,
+// KV type or block size are never served to another.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/service/serve/serve_process.h"
+
+namespace {
+
+using nlohmann::json;
+using strata::testing::CommandResult;
+using strata::testing::curl;
+using strata::testing::ServeProcess;
+using strata::testing::tiny_serve_model;
+
+constexpr int kBlockTokens = 16;
+
+// A prompt of `n_words` seeded pseudo-words: different seeds share nothing.
+std::string words(int n_words, int seed) {
+  static const std::vector<std::string> kWords = {
+      "river", "stone", "lantern", "orbit", "meadow", "copper", "whisper", "harbor",
+      "signal", "amber", "thistle", "granite", "echo", "falcon", "velvet", "prism"};
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  std::string text;
+  for (int i = 0; i < n_words; ++i) text += (i ? " " : "") + kWords[rng() % kWords.size()];
+  return text;
+}
+
+struct Completion {
+  std::string text;
+  int prompt_tokens = -1;
+  int cached_tokens = -1;
+};
+
+// A greedy completion over the server's Unix socket.
+Completion complete(const ServeProcess& server, const std::string& prompt, int max_tokens = 12) {
+  const json body = {{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}};
+  CommandResult r = curl("--unix-socket " + server.socket_path() +
+                         " http://strata/v1/completions -H 'Content-Type: application/json' -d '" +
+                         body.dump() + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.errors;
+  const json reply = json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+  if (!reply.contains("choices")) {
+    ADD_FAILURE() << r.output;
+    return {};
+  }
+  return {.text = reply["choices"][0]["text"],
+          .prompt_tokens = reply["usage"]["prompt_tokens"],
+          .cached_tokens = reply["usage"]["prompt_tokens_details"]["cached_tokens"]};
+}
+
+// The full blocks of a prompt that a cache can serve (one token is always run).
+int cacheable(int prompt_tokens) { return (prompt_tokens - 1) / kBlockTokens * kBlockTokens; }
+
+class ServeDiskCacheTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    cache_dir_ = std::filesystem::temp_directory_path() /
+                 ("strata_serve_disk_cache_" + std::to_string(getpid()) + "_" +
+                  testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(cache_dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(cache_dir_); }
+
+  std::vector<std::string> cache_args(std::vector<std::string> more = {}) const {
+    std::vector<std::string> args = {"--cache-dir", cache_dir_.string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+
+  // What a server without a disk cache answers.
+  static std::vector<Completion> cold_run(const std::vector<std::string>& prompts,
+                                          const std::string& model = tiny_serve_model(),
+                                          std::vector<std::string> args = {}) {
+    args.insert(args.end(), {"--cache-dir", "none"});
+    ServeProcess cold(model, args);
+    std::vector<Completion> outputs;
+    for (const std::string& prompt : prompts) outputs.push_back(complete(cold, prompt));
+    return outputs;
+  }
+
+  std::filesystem::path cache_dir_;
+};
+
+TEST_F(ServeDiskCacheTest, LongPromptSeenBeforeIsServedFromDiskAfterARestart) {
+  const std::string prompt = words(400, 1);
+  const Completion cold = cold_run({prompt})[0];
+  ASSERT_GT(cold.prompt_tokens, 512);
+  {
+    ServeProcess first(tiny_serve_model(), cache_args());
+    const Completion seen = complete(first, prompt);
+    EXPECT_EQ(seen.text, cold.text);
+    EXPECT_EQ(seen.cached_tokens, 0);
+    EXPECT_EQ(first.terminate(), 0) << first.log();  // SIGTERM: write-through finishes
+  }
+  ServeProcess second(tiny_serve_model(), cache_args());
+  EXPECT_NE(second.log().find("disk KV cache"), std::string::npos) << second.log();
+  const Completion warm = complete(second, prompt);
+  EXPECT_EQ(warm.text, cold.text) << "greedy output after a restart differs from a cold run";
+  EXPECT_EQ(warm.cached_tokens, cacheable(cold.prompt_tokens))
+      << "only the uncached tail should be prefilled";
+  // A longer prompt that starts the same: the shared blocks come from disk.
+  const Completion longer = complete(second, prompt + " " + words(40, 2));
+  EXPECT_GE(longer.cached_tokens, cacheable(cold.prompt_tokens));
+}
+
+// Blocks persisted for one model, KV type or block size: a folder per
+// fingerprint, and never a hit for another.
+TEST_F(ServeDiskCacheTest, BlocksAreNeverServedToAnotherModelOrLayout) {
+  const std::string prompt = words(300, 3);
+  {
+    ServeProcess writer(tiny_serve_model(), cache_args());
+    complete(writer, prompt);
+    EXPECT_EQ(writer.terminate(), 0);
+  }
+  struct Variant {
+    std::string name;
+    std::string model;
+    std::vector<std::string> args;
+  };
+  const std::vector<Variant> variants = {
+      {"another model", tiny_serve_model(8), {}},
+      {"another KV type", tiny_serve_model(), {"--kv-type", "f32"}},
+      {"another block size", tiny_serve_model(), {"--block-tokens", "32"}},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    const Completion cold = cold_run({prompt}, v.model, v.args)[0];
+    ServeProcess other(v.model, cache_args(v.args));
+    const Completion reply = complete(other, prompt);
+    EXPECT_EQ(reply.cached_tokens, 0);
+    EXPECT_EQ(reply.text, cold.text);
+  }
+  // And the first model still finds its own blocks.
+  ServeProcess again(tiny_serve_model(), cache_args());
+  EXPECT_GT(complete(again, prompt).cached_tokens, 0);
+}
+
+// kill -9 at 50 random moments while many requests write their blocks
+// through: every restart opens the index, and every answer afterwards equals
+// a cold run's (no block that failed to reach the disk whole is served).
+TEST_F(ServeDiskCacheTest, KillNineDuringWriteThroughNeverServesABadBlock) {
+  constexpr int kCycles = 50;
+  constexpr int kPrompts = 8;
+  std::vector<std::string> prompts;
+  for (int i = 0; i < kPrompts; ++i) prompts.push_back(words(150 + 40 * i, 100 + i));
+  const std::vector<Completion> cold = cold_run(prompts);
+  std::mt19937 rng(2026);
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    ServeProcess server(tiny_serve_model(), cache_args());
+    ASSERT_TRUE(server.running()) << "cycle " << cycle << ": did not start\n" << server.log();
+    // Fire requests without waiting for them, then kill at a random moment.
+    std::string burst;
+    for (int i = 0; i < kPrompts; ++i) {
+      const json body = {{"prompt", prompts[static_cast<size_t>((cycle + i) % kPrompts)] + " " +
+                                        words(20 + i, cycle * 100 + i)},
+                         {"max_tokens", 24}, {"temperature", 0}};
+      burst += "curl -sS -o /dev/null --unix-socket " + server.socket_path() +
+               " http://strata/v1/completions -d '" + body.dump() + "' 2>/dev/null & ";
+    }
+    strata::testing::run_shell(burst + "true");
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 400));
+    kill(server.pid(), SIGKILL);
+    server.wait_exit(std::chrono::seconds(10));
+  }
+  ServeProcess survivor(tiny_serve_model(), cache_args());
+  ASSERT_TRUE(survivor.running()) << survivor.log();
+  int n_cached = 0;
+  for (int i = 0; i < kPrompts; ++i) {
+    const Completion warm = complete(survivor, prompts[static_cast<size_t>(i)]);
+    EXPECT_EQ(warm.text, cold[static_cast<size_t>(i)].text) << "prompt " << i;
+    n_cached += warm.cached_tokens;
+  }
+  EXPECT_GT(n_cached, 0) << "nothing written before the kills survived them\n" << survivor.log();
+  EXPECT_EQ(survivor.log().find("fails its checksum"), std::string::npos) << survivor.log();
+}
+
+// A disk that fills up (here: a file size limit) turns persistence off with a
+// warning; requests are still answered, and correctly.
+TEST_F(ServeDiskCacheTest, FullDiskTurnsPersistenceOffAndServingGoesOn) {
+  std::vector<std::string> prompts;
+  for (int i = 0; i < 6; ++i) prompts.push_back(words(450, 200 + i));
+  const std::vector<Completion> cold = cold_run(prompts);
+  ServeProcess server(tiny_serve_model(), cache_args(), {}, /*wait_ready=*/true,
+                      /*file_size_limit=*/int64_t{1} << 20);
+  ASSERT_TRUE(server.running()) << server.log();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(complete(server, prompts[i]).text, cold[i].text) << "prompt " << i;
+  }
+  EXPECT_TRUE(server.wait_for_log("persistence is off", std::chrono::seconds(10))) << server.log();
+  EXPECT_EQ(complete(server, prompts[0]).text, cold[0].text);
+  EXPECT_TRUE(server.running());
+  EXPECT_EQ(server.terminate(), 0) << server.log();
+}
+
+}  // namespace
