@@ -18,6 +18,7 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
       options_(options),
       block_tokens_(backend.kv_layout().block_tokens),
       n_blocks_total_(kv_blocks.n_total()),
+      demote_below_(std::max<int64_t>(1, kv_blocks.n_total() / 10)),
       cache_(kv_blocks, block_tokens_),
       tiers_(options.disk_tier ? std::make_unique<TierManager>(cache_, kv_blocks, *options.disk_tier)
                                : nullptr),
@@ -86,6 +87,33 @@ uint64_t Engine::submit(GenerateRequest request, EventCallback on_event) {
   return id;
 }
 
+void Engine::clear_cache(std::function<void(int64_t)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back([this, done = std::move(done)] {
+      const int64_t n = cache_.evict_all_idle();
+      if (options_.disk_tier) options_.disk_tier->clear();
+      publish_stats();
+      done(n);
+    });
+  }
+  wake_.notify_one();
+}
+
+void Engine::persist_cache(std::function<void(int64_t)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back([this, done = std::move(done)]() mutable {
+      if (tiers_) {
+        tiers_->flush(std::move(done));
+      } else {
+        done(0);
+      }
+    });
+  }
+  wake_.notify_one();
+}
+
 void Engine::cancel(uint64_t id) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -107,8 +135,10 @@ EngineStats Engine::stats() const {
 void Engine::loop() {
   bool ran = false;
   while (take_inbox(ran)) {
-    if (tiers_) tiers_->poll();
+    const bool moved = tiers_ && tiers_->poll() > 0;
     ran = scheduler_.has_work() && step();
+    if (tiers_) tiers_->demote_cold(demote_below_);
+    if (moved && !ran) publish_stats();  // pins dropped: blocks in use changed
   }
   for (std::unique_ptr<Sequence>& seq : scheduler_.remove_all()) {
     finish(std::move(seq), EngineFinish::kCancelled, EngineEvent{});
@@ -126,19 +156,25 @@ void Engine::loop() {
 bool Engine::take_inbox(bool busy) {
   std::deque<std::unique_ptr<Sequence>> arrived;
   std::vector<uint64_t> cancels;
+  std::vector<std::function<void()>> tasks;
+  bool stopping = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     wake_.wait(lock, [&] {
-      return busy || stopping_ || tier_moved_ || !inbox_.empty() || !cancels_.empty();
+      return busy || stopping_ || tier_moved_ || !inbox_.empty() || !cancels_.empty() ||
+             !tasks_.empty();
     });
     tier_moved_ = false;
+    tasks.swap(tasks_);
     arrived.swap(inbox_);
     cancels.swap(cancels_);
-    if (stopping_) {
-      // Requests still in the inbox are cancelled with the rest in loop().
-      for (std::unique_ptr<Sequence>& seq : arrived) scheduler_.add(std::move(seq));
-      return false;
-    }
+    stopping = stopping_;
+  }
+  if (stopping) {
+    // Requests still in the inbox are cancelled with the rest in loop().
+    for (std::unique_ptr<Sequence>& seq : arrived) scheduler_.add(std::move(seq));
+    for (std::function<void()>& task : tasks) task();  // each caller hears back
+    return false;
   }
   for (std::unique_ptr<Sequence>& seq : arrived) scheduler_.add(std::move(seq));
   for (uint64_t id : cancels) {
@@ -146,6 +182,7 @@ bool Engine::take_inbox(bool busy) {
       finish(std::move(seq), EngineFinish::kCancelled, EngineEvent{});
     }
   }
+  for (std::function<void()>& task : tasks) task();
   if (!cancels.empty() || !arrived.empty()) publish_stats();
   return true;
 }
@@ -271,6 +308,8 @@ void Engine::publish_stats() {
   stats.n_blocks_used = cache_.n_referenced();
   stats.n_blocks_cached = cache_.n_cached();
   stats.n_blocks_total = cache_.n_total();
+  stats.n_block_hits = cache_.counters().hits;
+  stats.n_blocks_loaded = tiers_ ? tiers_->n_blocks_loaded() : 0;
   std::lock_guard<std::mutex> lock(mutex_);
   stats_ = stats;
 }

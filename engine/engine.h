@@ -49,6 +49,8 @@ struct EngineStats {
   int64_t n_blocks_used = 0;    // referenced by block tables
   int64_t n_blocks_cached = 0;  // published in the prefix cache (used or idle)
   int64_t n_blocks_total = 0;
+  int64_t n_block_hits = 0;     // blocks matched in the host cache by admissions (loaded ones too)
+  int64_t n_blocks_loaded = 0;  // blocks loaded from the disk tier into the host cache
 };
 
 // What one step ran, for tests and tracing.
@@ -105,6 +107,15 @@ class Engine {
   // Any thread. A snapshot, updated by the engine thread after each step.
   EngineStats stats() const;
 
+  // Any thread. Evicts every idle block of the prefix cache (blocks in use
+  // stay) and clears the disk tier; `done` runs on the engine thread with
+  // the number of host blocks evicted. POST /v1/cache/clear.
+  void clear_cache(std::function<void(int64_t n_host_blocks)> done);
+  // Any thread. Writes every cached block to the disk tier; `done` runs on
+  // the engine thread once they are durable, with the number of blocks on
+  // disk (at once with 0 without a disk tier). POST /v1/cache/persist.
+  void persist_cache(std::function<void(int64_t n_on_disk)> done);
+
  private:
   // --- engine thread ---
   void loop();
@@ -130,6 +141,8 @@ class Engine {
   const EngineOptions options_;
   const int64_t block_tokens_;
   const int64_t n_blocks_total_;
+  // Free host blocks below which idle ones are demoted to disk (DESIGN.md).
+  const int64_t demote_below_;
 
   // Engine thread only.
   PrefixCache cache_;
@@ -144,6 +157,7 @@ class Engine {
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Sequence>> inbox_;
   std::vector<uint64_t> cancels_;
+  std::vector<std::function<void()>> tasks_;  // run on the engine thread at its next wake-up
   bool stopping_ = false;
   bool tier_moved_ = false;  // the disk tier completed a move
   uint64_t next_id_ = 1;

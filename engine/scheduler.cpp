@@ -241,9 +241,13 @@ bool Scheduler::start_loading(Sequence& seq, std::span<const BlockHash> chain, i
                            rest.size() * static_cast<size_t>(block_tokens_));
   const int64_t n_on_disk = tiers_->count_loadable(rest, rest_tokens);
   if (n_on_disk == 0) return false;
-  return tiers_->start_loads(seq.id, rest.first(static_cast<size_t>(n_on_disk)),
+  const BlockHash parent = n_cached == 0 ? BlockHash{} : chain[static_cast<size_t>(n_cached) - 1];
+  const std::vector<BlockId> cached_prefix = blocks_.lookup(
+      chain.first(static_cast<size_t>(n_cached)),
+      seq.tokens().first(static_cast<size_t>(n_cached * block_tokens_)));
+  return tiers_->start_loads(seq.id, cached_prefix, rest.first(static_cast<size_t>(n_on_disk)),
                              rest_tokens.first(static_cast<size_t>(n_on_disk * block_tokens_)),
-                             /*reserve=*/watermark_blocks_) > 0;
+                             parent, /*reserve=*/watermark_blocks_) > 0;
 }
 
 bool Scheduler::is_in_flight(const BlockHash& hash, int64_t block) {
@@ -268,11 +272,9 @@ void Scheduler::publish_blocks(Sequence& seq, int64_t from, int64_t to) {
     // A block another sequence published first is shared instead (publish
     // moves the reference to it); a cached one is left as it is.
     const std::span<const TokenId> tokens = seq.tokens().subspan(i * block_tokens_, block_tokens_);
-    seq.block_table[b] = blocks_.publish(seq.block_hashes[b], seq.block_table[b], tokens);
-    if (tiers_ && blocks_.is_cached(seq.block_table[b])) {
-      tiers_->write_through(seq.block_table[b], seq.block_hashes[b],
-                            b == 0 ? BlockHash{} : seq.block_hashes[b - 1], tokens);
-    }
+    seq.block_table[b] = blocks_.publish(seq.block_hashes[b], seq.block_table[b], tokens,
+                                         b == 0 ? BlockHash{} : seq.block_hashes[b - 1]);
+    if (tiers_ && blocks_.is_cached(seq.block_table[b])) tiers_->on_published(seq.block_table[b]);
   }
 }
 

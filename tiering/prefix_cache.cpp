@@ -20,7 +20,7 @@ bool PrefixCache::can_allocate(int64_t n) const { return n_free() + n_evictable(
 
 std::optional<BlockId> PrefixCache::allocate() {
   if (pool_.n_free() == 0) {
-    if (lru_.empty()) return std::nullopt;
+    if (n_evictable() == 0) return std::nullopt;
     evict_least_recently_used();
   }
   std::optional<BlockId> block = pool_.allocate();
@@ -32,11 +32,15 @@ std::optional<BlockId> PrefixCache::allocate() {
   return block;
 }
 
+// The coldest block that is not pinned; pinned ones are few (moves in flight).
 void PrefixCache::evict_least_recently_used() {
-  const BlockId victim = lru_.front();
+  auto it = lru_.begin();
+  while (it != lru_.end() && state(*it).pins > 0) ++it;
+  STRATA_CHECK(it != lru_.end(), "nothing evictable");
+  const BlockId victim = *it;
   BlockState& s = state(victim);
   STRATA_CHECK(s.cached && s.ref_count == 0, "LRU held block ", victim, " with ref ", s.ref_count);
-  lru_.pop_front();
+  lru_.erase(it);
   block_of_hash_.erase(s.hash);
   s.cached = false;
   pool_.free(victim);
@@ -46,8 +50,23 @@ void PrefixCache::evict_least_recently_used() {
 void PrefixCache::acquire(BlockId block) {
   BlockState& s = state(block);
   STRATA_CHECK(s.ref_count > 0 || s.cached, "acquire of free block ", block);
-  if (s.ref_count == 0) lru_.erase(s.lru_pos);  // idle → referenced
+  if (s.ref_count == 0) {  // idle → referenced
+    lru_.erase(s.lru_pos);
+    if (s.pins > 0) --n_pinned_idle_;
+  }
   ++s.ref_count;
+}
+
+void PrefixCache::pin(BlockId block) {
+  BlockState& s = state(block);
+  STRATA_CHECK(s.cached, "pin of block ", block, ", which is not cached");
+  if (s.pins++ == 0 && s.ref_count == 0) ++n_pinned_idle_;
+}
+
+void PrefixCache::unpin(BlockId block) {
+  BlockState& s = state(block);
+  STRATA_CHECK(s.pins > 0, "unpin of block ", block, ", which is not pinned");
+  if (--s.pins == 0 && s.ref_count == 0) --n_pinned_idle_;
 }
 
 void PrefixCache::release(BlockId block) {
@@ -56,6 +75,7 @@ void PrefixCache::release(BlockId block) {
   if (--s.ref_count > 0) return;
   if (s.cached) {
     s.lru_pos = lru_.insert(lru_.end(), block);  // most recently used
+    if (s.pins > 0) ++n_pinned_idle_;
   } else {
     pool_.free(block);
   }
@@ -66,7 +86,7 @@ void PrefixCache::release_table(std::span<const BlockId> block_table) {
 }
 
 BlockId PrefixCache::publish(const BlockHash& hash, BlockId block,
-                             std::span<const int32_t> tokens) {
+                             std::span<const int32_t> tokens, const BlockHash& parent) {
   BlockState& s = state(block);
   STRATA_CHECK(s.ref_count > 0, "publish of unreferenced block ", block);
   STRATA_CHECK(static_cast<int64_t>(tokens.size()) == block_tokens_, "publish of ", tokens.size(),
@@ -81,6 +101,7 @@ BlockId PrefixCache::publish(const BlockHash& hash, BlockId block,
     std::ranges::copy(tokens, stored_tokens(block).begin());
     s.cached = true;
     s.hash = hash;
+    s.parent = parent;
     block_of_hash_.emplace(hash, block);
     return block;
   }
@@ -89,6 +110,33 @@ BlockId PrefixCache::publish(const BlockHash& hash, BlockId block,
   acquire(existing);
   release(block);
   return existing;
+}
+
+int64_t PrefixCache::evict_all_idle() {
+  const int64_t n = n_evictable();
+  for (int64_t i = 0; i < n; ++i) evict_least_recently_used();
+  return n;
+}
+
+PrefixCache::CachedBlock PrefixCache::cached_block(BlockId block) const {
+  const BlockState& s = state(block);
+  STRATA_CHECK(s.cached, "block ", block, " is not cached");
+  return {.block = block, .hash = &s.hash, .parent = &s.parent, .tokens = stored_tokens(block)};
+}
+
+std::vector<BlockId> PrefixCache::coldest_idle(int64_t n) const {
+  std::vector<BlockId> blocks;
+  for (auto it = lru_.begin(); it != lru_.end() && static_cast<int64_t>(blocks.size()) < n; ++it) {
+    blocks.push_back(*it);
+  }
+  return blocks;
+}
+
+std::vector<BlockId> PrefixCache::cached_blocks() const {
+  std::vector<BlockId> blocks;
+  blocks.reserve(block_of_hash_.size());
+  for (const auto& [hash, block] : block_of_hash_) blocks.push_back(block);
+  return blocks;
 }
 
 std::vector<BlockId> PrefixCache::walk(std::span<const BlockHash> chain,
@@ -113,7 +161,7 @@ PrefixCache::MatchPeek PrefixCache::peek(std::span<const BlockHash> chain,
   MatchPeek result;
   for (BlockId block : walk(chain, tokens)) {
     ++result.n_blocks;
-    if (state(block).ref_count == 0) ++result.n_idle;
+    if (state(block).ref_count == 0 && state(block).pins == 0) ++result.n_idle;
   }
   return result;
 }
@@ -171,9 +219,12 @@ void PrefixCache::check_integrity() const {
   }
 
   int64_t n_free_seen = 0, n_referenced_seen = 0, n_idle_seen = 0, n_cached_seen = 0;
+  int64_t n_pinned_idle_seen = 0;
   for (BlockId block = 0; block < n_total(); ++block) {
     const BlockState& s = blocks_[static_cast<size_t>(block)];
-    STRATA_CHECK(s.ref_count >= 0, "block ", block, " has ref ", s.ref_count);
+    STRATA_CHECK(s.ref_count >= 0 && s.pins >= 0, "block ", block, " has ref ", s.ref_count,
+                 " pins ", s.pins);
+    STRATA_CHECK(s.pins == 0 || s.cached, "block ", block, " is pinned but not cached");
     if (!pool_.is_allocated(block)) {
       STRATA_CHECK(s.ref_count == 0 && !s.cached, "free block ", block, " has ref ", s.ref_count,
                    " cached ", s.cached);
@@ -185,6 +236,7 @@ void PrefixCache::check_integrity() const {
     } else {
       STRATA_CHECK(s.cached, "allocated private block ", block, " has no reference (leak)");
       ++n_idle_seen;
+      if (s.pins > 0) ++n_pinned_idle_seen;
     }
     if (s.cached) {
       ++n_cached_seen;
@@ -197,8 +249,10 @@ void PrefixCache::check_integrity() const {
   // the index holds nothing else.
   STRATA_CHECK(n_cached_seen == n_cached(), "index holds ", n_cached(), " hashes for ",
                n_cached_seen, " cached blocks");
-  STRATA_CHECK(n_idle_seen == n_evictable(), "LRU holds ", n_evictable(), " blocks, ", n_idle_seen,
+  STRATA_CHECK(n_idle_seen == n_idle(), "LRU holds ", n_idle(), " blocks, ", n_idle_seen,
                " are idle");
+  STRATA_CHECK(n_pinned_idle_seen == n_pinned_idle_, "pinned idle blocks: ", n_pinned_idle_seen,
+               " counted ", n_pinned_idle_);
   STRATA_CHECK(n_free_seen == n_free(), "free ", n_free_seen, " vs pool ", n_free());
   STRATA_CHECK(n_free_seen + n_referenced_seen + n_idle_seen == n_total(), "free ", n_free_seen,
                " + referenced ", n_referenced_seen, " + idle ", n_idle_seen, " != total ",

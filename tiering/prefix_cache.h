@@ -75,6 +75,12 @@ class PrefixCache {
   // idle at the most recently used end of the LRU. Releasing a block with
   // ref 0 is a bug (check failure). O(1).
   void release(BlockId block);
+
+  // A pin keeps a cached block's bytes in place (it is not evicted) without
+  // changing its reference count or its place in the LRU: a copy to a lower
+  // tier is reading them. Pins nest. O(1).
+  void pin(BlockId block);
+  void unpin(BlockId block);
   // Releases a block table's blocks last to first, so that of a finished
   // prefix the tail becomes less recently used than the head and is evicted
   // first: evicting a head first would strand its children, which match()
@@ -95,7 +101,10 @@ class PrefixCache {
   //  - `block`, still private, when `hash` is cached with different tokens
   //    (a collision or a caller bug: never serve it, never overwrite).
   // Publishing a block cached under another hash is a bug. O(block_tokens).
-  BlockId publish(const BlockHash& hash, BlockId block, std::span<const int32_t> tokens);
+  // `parent` (the previous block's hash, zero for a first block) is kept
+  // for the lower tiers' index.
+  BlockId publish(const BlockHash& hash, BlockId block, std::span<const int32_t> tokens,
+                  const BlockHash& parent = BlockHash{});
 
   // What match(chain, tokens) would return, without its effects: no
   // reference, no LRU touch, no counter. Lets admission plan first (does the
@@ -103,9 +112,14 @@ class PrefixCache {
   // match() once, when it commits. O(matched * block_tokens).
   struct MatchPeek {
     int64_t n_blocks = 0;  // length of the prefix match() would return
-    int64_t n_idle = 0;    // of those, idle now (counted by n_evictable() until matched)
+    int64_t n_idle = 0;    // of those, evictable now (counted by n_evictable() until matched)
   };
   MatchPeek peek(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
+  // The blocks match() would return, without its effects.
+  std::vector<BlockId> lookup(std::span<const BlockHash> chain,
+                              std::span<const int32_t> tokens) const {
+    return walk(chain, tokens);
+  }
 
   // The longest prefix of `chain` whose blocks are all cached with stored
   // tokens equal to the request's: chain[i] is checked against tokens
@@ -119,14 +133,32 @@ class PrefixCache {
   // O(matched * block_tokens).
   std::vector<BlockId> match(std::span<const BlockHash> chain, std::span<const int32_t> tokens);
 
+  // Evicts every evictable block (returns them to the pool); referenced and
+  // pinned blocks stay cached. Returns how many. O(idle).
+  int64_t evict_all_idle();
+
   // --- observation --------------------------------------------------------
+
+  // A cached block as the lower tiers need it.
+  struct CachedBlock {
+    BlockId block = 0;
+    const BlockHash* hash = nullptr;
+    const BlockHash* parent = nullptr;
+    std::span<const int32_t> tokens;
+  };
+  CachedBlock cached_block(BlockId block) const;  // block must be cached
+  // Up to n idle blocks, least recently used first. O(n).
+  std::vector<BlockId> coldest_idle(int64_t n) const;
+  // Every cached block (referenced or idle), in no particular order. O(cached).
+  std::vector<BlockId> cached_blocks() const;
 
   int64_t block_tokens() const { return block_tokens_; }
   int64_t n_total() const { return pool_.n_total(); }
   int64_t n_free() const { return pool_.n_free(); }                          // in the pool
-  int64_t n_evictable() const { return static_cast<int64_t>(lru_.size()); }  // idle
+  int64_t n_idle() const { return static_cast<int64_t>(lru_.size()); }  // cached, ref 0
+  int64_t n_evictable() const { return n_idle() - n_pinned_idle_; }   // idle, not pinned
   int64_t n_cached() const { return static_cast<int64_t>(block_of_hash_.size()); }
-  int64_t n_referenced() const { return n_total() - n_free() - n_evictable(); }
+  int64_t n_referenced() const { return n_total() - n_free() - n_idle(); }
   int32_t ref_count(BlockId block) const;
   bool is_cached(BlockId block) const;
   const Counters& counters() const { return counters_; }
@@ -141,8 +173,10 @@ class PrefixCache {
  private:
   struct BlockState {
     int32_t ref_count = 0;                 // references held by block tables and matches in flight
+    int32_t pins = 0;                      // copies to a lower tier in flight (cached blocks)
     bool cached = false;                   // published: block_of_hash_[hash] == this block
     BlockHash hash;                        // valid when cached
+    BlockHash parent;                      // valid when cached
     std::list<BlockId>::iterator lru_pos;  // valid when idle (cached && ref_count == 0)
   };
 
@@ -163,6 +197,7 @@ class PrefixCache {
   std::unordered_map<BlockHash, BlockId, BlockHashHasher> block_of_hash_;  // cached blocks only
   // Idle blocks, least recently used at the front; release() appends.
   std::list<BlockId> lru_;
+  int64_t n_pinned_idle_ = 0;  // idle blocks with pins: on the LRU, not evictable
   Counters counters_;
 };
 

@@ -1,5 +1,7 @@
 #include "tiering/tier_manager.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace strata {
@@ -8,19 +10,54 @@ TierManager::TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker
     : cache_(cache), pool_(pool), worker_(worker) {}
 
 TierManager::~TierManager() {
+  for (auto& [id, owner] : owners_) cache_.release_table(owner.held);
   owners_.clear();  // nobody is waiting any more: loaded blocks stay cached, unheld
   drain();
 }
 
-void TierManager::write_through(BlockId block, const BlockHash& hash, const BlockHash& parent,
-                                std::span<const int32_t> tokens) {
-  if (persisting_.contains(hash) || worker_.contains(hash)) return;
-  cache_.acquire(block);  // the bytes must stay put until written
+void TierManager::on_published(BlockId block) {
+  if (worker_.writes_through()) write(block, MoveKind::kWriteThrough);
+}
+
+bool TierManager::write(BlockId block, MoveKind kind) {
+  const PrefixCache::CachedBlock cached = cache_.cached_block(block);
+  if (persisting_.contains(*cached.hash) || worker_.contains(*cached.hash)) return false;
+  cache_.pin(block);  // the bytes must stay put until written; its LRU place is kept
   const uint64_t tag = next_tag_++;
-  moves_.emplace(tag, Move{.block = block, .hash = hash, .tokens = {}, .owner = 0,
-                           .is_write = true});
-  persisting_.insert(hash);
-  worker_.persist(hash, parent, tokens, pool_.data(block), tag);
+  moves_.emplace(tag, Move{.kind = kind, .block = block, .hash = *cached.hash, .parent = {},
+                           .tokens = {}, .owner = 0});
+  persisting_.insert(*cached.hash);
+  worker_.persist(*cached.hash, *cached.parent, cached.tokens, pool_.data(block), tag);
+  return true;
+}
+
+void TierManager::demote_cold(int64_t free_target) {
+  if (cache_.n_free() >= free_target) return;
+  // Up to kMaxWrites new writes per call from the cold end, skipping blocks
+  // that are on disk already: bounded work per step, and enough to stay
+  // ahead of eviction, which takes the coldest first.
+  constexpr int64_t kMaxWrites = 64;
+  constexpr int64_t kMaxScanned = 4 * kMaxWrites;
+  int64_t n_written = 0;
+  for (BlockId block : cache_.coldest_idle(kMaxScanned)) {
+    if (write(block, MoveKind::kDemotion) && ++n_written == kMaxWrites) break;
+  }
+}
+
+void TierManager::flush(std::function<void(int64_t)> done) {
+  for (BlockId block : cache_.cached_blocks()) write(block, MoveKind::kWriteThrough);
+  flushes_.push_back(FlushWaiter{.last_tag = next_tag_ - 1, .done = std::move(done)});
+  finish_flushes();  // at once when nothing was left to write
+}
+
+void TierManager::finish_flushes() {
+  std::erase_if(flushes_, [&](FlushWaiter& waiter) {
+    for (const auto& [tag, move] : moves_) {
+      if (tag <= waiter.last_tag && move.kind != MoveKind::kLoad) return false;
+    }
+    waiter.done(worker_.stats().n_blocks);
+    return true;
+  });
 }
 
 int64_t TierManager::count_loadable(std::span<const BlockHash> chain,
@@ -28,9 +65,16 @@ int64_t TierManager::count_loadable(std::span<const BlockHash> chain,
   return worker_.count_loadable(chain, tokens);
 }
 
-int64_t TierManager::start_loads(uint64_t owner, std::span<const BlockHash> chain,
-                                 std::span<const int32_t> tokens, int64_t reserve) {
-  if (chain.empty()) return 0;
+int64_t TierManager::start_loads(uint64_t owner, std::span<const BlockId> cached_prefix,
+                                 std::span<const BlockHash> chain,
+                                 std::span<const int32_t> tokens,
+                                 const BlockHash& parent_of_first, int64_t reserve) {
+  if (chain.empty() || !cache_.can_allocate(1 + reserve)) return 0;
+  Owner& held = owners_[owner];
+  for (BlockId block : cached_prefix) {
+    cache_.acquire(block);
+    held.held.push_back(block);
+  }
   const size_t per_block = tokens.size() / chain.size();
   int64_t n = 0;
   for (const BlockHash& hash : chain) {
@@ -39,16 +83,16 @@ int64_t TierManager::start_loads(uint64_t owner, std::span<const BlockHash> chai
     STRATA_CHECK(block.has_value());
     const uint64_t tag = next_tag_++;
     const auto block_tokens = tokens.subspan(static_cast<size_t>(n) * per_block, per_block);
-    moves_.emplace(tag, Move{.block = *block, .hash = hash,
+    const BlockHash& parent = n == 0 ? parent_of_first : chain[static_cast<size_t>(n) - 1];
+    moves_.emplace(tag, Move{.kind = MoveKind::kLoad, .block = *block, .hash = hash,
+                             .parent = parent,
                              .tokens = {block_tokens.begin(), block_tokens.end()},
-                             .owner = owner, .is_write = false});
+                             .owner = owner});
     worker_.load(hash, pool_.data(*block), tag);
     ++n;
   }
-  if (n > 0) {
-    owners_[owner].n_pending += n;
-    ++n_loads_started_;
-  }
+  held.n_pending += n;
+  if (n > 0) ++n_loads_started_;
   return n;
 }
 
@@ -66,8 +110,11 @@ void TierManager::release_owner(uint64_t owner) {
   owners_.erase(it);
 }
 
-void TierManager::poll() {
-  for (const TierCompletion& done : worker_.take_completions()) finish(done);
+int64_t TierManager::poll() {
+  const std::vector<TierCompletion> completions = worker_.take_completions();
+  for (const TierCompletion& done : completions) finish(done);
+  if (!completions.empty()) finish_flushes();
+  return static_cast<int64_t>(completions.size());
 }
 
 void TierManager::drain() {
@@ -82,9 +129,9 @@ void TierManager::finish(const TierCompletion& done) {
   STRATA_CHECK(it != moves_.end(), "a completion for no move (tag ", done.tag, ")");
   Move move = std::move(it->second);
   moves_.erase(it);
-  if (move.is_write) {
+  if (move.kind != MoveKind::kLoad) {
     persisting_.erase(move.hash);
-    cache_.release(move.block);  // unpinned: evictable once idle, a copy being on disk
+    cache_.unpin(move.block);  // evictable once idle: a copy is on disk (or the write failed)
     return;
   }
   auto owner = owners_.find(move.owner);
@@ -96,7 +143,7 @@ void TierManager::finish(const TierCompletion& done) {
   ++n_blocks_loaded_;
   // Our reference moves to the block publish() keeps (another request may
   // have computed the same block meanwhile).
-  const BlockId kept = cache_.publish(move.hash, move.block, move.tokens);
+  const BlockId kept = cache_.publish(move.hash, move.block, move.tokens, move.parent);
   if (owner != owners_.end()) {
     owner->second.held.push_back(kept);
   } else {
@@ -105,7 +152,9 @@ void TierManager::finish(const TierCompletion& done) {
 }
 
 void TierManager::add_references(std::vector<int32_t>& refs) const {
-  for (const auto& [tag, move] : moves_) ++refs[static_cast<size_t>(move.block)];
+  for (const auto& [tag, move] : moves_) {
+    if (move.kind == MoveKind::kLoad) ++refs[static_cast<size_t>(move.block)];  // writes pin
+  }
   for (const auto& [id, owner] : owners_) {
     for (BlockId block : owner.held) ++refs[static_cast<size_t>(block)];
   }

@@ -2,10 +2,14 @@
 // (DESIGN.md, "Tiers"). It keeps the PrefixCache's reference counts right
 // while the TierWorker's I/O is in flight:
 //
-//  - write-through: a newly published full block is pinned (a reference) and
-//    persisted; the pin is dropped when the write is durable or has failed,
-//    after which the block may be evicted from host memory like any idle
-//    block — it is "just dropped", a copy being on disk;
+//  - write-through (--persist all): a newly published full block is pinned
+//    (PrefixCache::pin: not evictable, its LRU place kept) and persisted; the
+//    pin is dropped when the write is durable or has failed, after which the
+//    block may be evicted from host memory like any idle block — it is "just
+//    dropped", a copy being on disk;
+//  - demotion (any policy): under pressure, the coldest idle blocks without a
+//    copy on disk are written down (pinned the same way) before eviction can
+//    reach them;
 //  - promotion: for a waiting request whose prompt continues on disk beyond
 //    what the cache holds, host blocks are allocated and loaded; each loaded
 //    block is published under its hash, exactly as if it had been computed,
@@ -20,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -40,43 +45,65 @@ class TierManager {
   TierManager(const TierManager&) = delete;
   TierManager& operator=(const TierManager&) = delete;
 
-  // After PrefixCache::publish returned `block` as the cached block for
-  // `hash`: persists it unless it is on disk or on its way there already.
-  void write_through(BlockId block, const BlockHash& hash, const BlockHash& parent,
-                     std::span<const int32_t> tokens);
+  // After PrefixCache::publish made `block` a cached block: with write-through
+  // (--persist all), persists it unless it is on disk or on its way there.
+  void on_published(BlockId block);
+  // Demotion under pressure: while fewer than `free_target` blocks are free,
+  // writes the least recently used idle blocks that have no copy on disk
+  // yet (a bounded number per call), so that evicting them loses nothing.
+  // Call after each step.
+  void demote_cold(int64_t free_target);
+  // Writes every cached block that has no copy on disk; `done` runs on the
+  // engine thread once all of them are durable (or failed), with the number
+  // of blocks on disk then. POST /v1/cache/persist.
+  void flush(std::function<void(int64_t n_on_disk)> done);
 
   // Leading blocks of `chain` (with their tokens) that could be loaded.
   int64_t count_loadable(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
   // Starts loading the blocks of `chain` into newly allocated host blocks for
-  // `owner`, keeping at least `reserve` blocks allocatable. Returns how many
-  // loads started (0: none; the owner then computes instead).
-  int64_t start_loads(uint64_t owner, std::span<const BlockHash> chain,
-                      std::span<const int32_t> tokens, int64_t reserve);
+  // `owner`, keeping at least `reserve` blocks allocatable. `cached_prefix`,
+  // the cached blocks the chain continues, is held for the owner first: the
+  // allocations must not evict them. Returns how many loads started (0:
+  // none; the owner then computes instead).
+  int64_t start_loads(uint64_t owner, std::span<const BlockId> cached_prefix,
+                      std::span<const BlockHash> chain, std::span<const int32_t> tokens,
+                      const BlockHash& parent_of_first, int64_t reserve);
   bool is_loading(uint64_t owner) const;  // loads started and not all completed
   bool has_loaded(uint64_t owner) const;  // loads started (done or not)
   // Drops the owner's held references (after admission matched the blocks,
   // or when it is gone); loads still in flight complete into the cache.
   void release_owner(uint64_t owner);
 
-  // Applies the worker's completions. Call at every engine wake-up.
-  void poll();
+  // Applies the worker's completions; returns how many. Call at every
+  // engine wake-up.
+  int64_t poll();
   // Waits for every move in flight and applies them (shutdown, tests).
   void drain();
 
-  // References this manager holds, per block (pins, loads, held blocks):
+  // References this manager holds, per block (loads, held blocks):
   // for Scheduler::check_integrity.
   void add_references(std::vector<int32_t>& refs) const;
   int64_t n_loads_started() const { return n_loads_started_; }
   int64_t n_blocks_loaded() const { return n_blocks_loaded_; }
 
  private:
+  enum class MoveKind { kWriteThrough, kDemotion, kLoad };
   struct Move {
+    MoveKind kind = MoveKind::kLoad;
     BlockId block = 0;
     BlockHash hash;
+    BlockHash parent;             // loads: to publish the block
     std::vector<int32_t> tokens;  // loads: to publish the block
     uint64_t owner = 0;           // loads
-    bool is_write = false;
   };
+  struct FlushWaiter {
+    uint64_t last_tag = 0;  // done when no write with a tag up to this is left
+    std::function<void(int64_t)> done;
+  };
+  // Pins `block` and asks the worker to write it; false when it is on disk
+  // or being written already.
+  bool write(BlockId block, MoveKind kind);
+  void finish_flushes();
   struct Owner {
     int64_t n_pending = 0;
     std::vector<BlockId> held;  // loaded, published, referenced for the owner
@@ -90,6 +117,7 @@ class TierManager {
   std::unordered_map<uint64_t, Move> moves_;  // in flight, by tag
   std::unordered_set<BlockHash, BlockHashHasher> persisting_;
   std::unordered_map<uint64_t, Owner> owners_;
+  std::vector<FlushWaiter> flushes_;
   int64_t n_loads_started_ = 0;
   int64_t n_blocks_loaded_ = 0;
 };

@@ -72,6 +72,7 @@ void TierWorker::open_and_check() {
       .fingerprint = options_.model.bytes});
   // Rows that cannot be served are dropped now; the bytes of the rest are
   // checked against their checksums on every load.
+  if (!options_.persist) index_->clear();  // --persist none: this run's blocks only
   std::vector<BlockHash> bad;
   for (IndexedBlock& row : index_->load_model(options_.model)) {
     const SlotAddress slot{.slab = row.slab, .slot = row.slot};
@@ -90,7 +91,7 @@ void TierWorker::open_and_check() {
   stats_.n_blocks = static_cast<int64_t>(catalog_.size());
   stats_.capacity_blocks = store_->capacity_slots();
   stats_.n_dropped = static_cast<int64_t>(bad.size());
-  stats_.persisting = options_.persist;
+  stats_.writing = true;
 }
 
 // --- engine thread -----------------------------------------------------------
@@ -157,6 +158,15 @@ DiskTierStats TierWorker::stats() const {
   return stats;
 }
 
+void TierWorker::clear() {
+  {
+    std::lock_guard lock(mutex_);
+    clear_requested_ = true;
+    ++n_busy_;
+  }
+  wake_.notify_one();
+}
+
 void TierWorker::wait_idle() {
   std::unique_lock lock(mutex_);
   wake_.wait(lock, [&] { return n_busy_ == 0; });
@@ -170,10 +180,11 @@ void TierWorker::run() {
     {
       std::unique_lock lock(mutex_);
       const bool idle = running_.empty() && written_.empty();
-      if (idle) wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_ && idle && queue_.empty()) return;
+      if (idle) wake_.wait(lock, [&] { return stopping_ || clear_requested_ || !queue_.empty(); });
+      if (stopping_ && idle && queue_.empty() && !clear_requested_) return;
       jobs.swap(queue_);
     }
+    if (running_.empty() && written_.empty()) clear_all();  // if asked: nothing is in flight
     start_jobs(jobs);
     store_->submit();
     if (!running_.empty()) {
@@ -200,7 +211,7 @@ void TierWorker::start_persist(Job& job) {
   bool present = false;
   {
     std::lock_guard lock(mutex_);
-    persisting = stats_.persisting;
+    persisting = stats_.writing;
     present = catalog_.contains(job.hash);
   }
   if (present) return complete(TierEvent::kPersisted, job.hash, job.tag);  // already durable
@@ -221,7 +232,7 @@ void TierWorker::start_load(Job& job) {
   if (!row) return complete(TierEvent::kLoadFailed, job.hash, job.tag);
   job.slot = SlotAddress{.slab = row->slab, .slot = row->slot};
   job.checksum = row->checksum;
-  reading_.push_back(job.slot);
+  reading_.insert(job.slot);
   const uint64_t id = next_io_++;
   store_->enqueue_read(job.slot, job.dest, id);
   running_.emplace(id, std::move(job));
@@ -238,7 +249,7 @@ void TierWorker::finish_io(uint64_t io_id, int error) {
       store_->free_slot(job.slot);
       if (is_out_of_space(error)) {
         std::lock_guard lock(mutex_);
-        stats_.persisting = false;
+        stats_.writing = false;
       }
       if (!warned_full_ || !is_out_of_space(error)) {
         log_warning("KV cache: cannot write a block to ", options_.dir.string(), ": ",
@@ -256,7 +267,7 @@ void TierWorker::finish_io(uint64_t io_id, int error) {
     pending_tags_.push_back(job.tag);
     return;
   }
-  std::erase(reading_, job.slot);
+  reading_.erase(reading_.find(job.slot));
   const bool intact =
       error == 0 &&
       block_checksum(std::span<const std::byte>(job.dest, static_cast<size_t>(options_.block_bytes))) ==
@@ -323,6 +334,23 @@ void TierWorker::commit_written() {
   for (size_t i = 0; i < rows.size(); ++i) complete(TierEvent::kPersisted, rows[i].hash, tags[i]);
 }
 
+void TierWorker::clear_all() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!clear_requested_) return;
+    clear_requested_ = false;
+  }
+  std::vector<BlockHash> all;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& entry : catalog_) all.push_back(entry.first);
+  }
+  drop_rows(all);
+  std::lock_guard lock(mutex_);
+  --n_busy_;
+  wake_.notify_all();
+}
+
 // Erases rows (committed) before their slots can be written again.
 void TierWorker::drop_rows(std::span<const BlockHash> hashes) {
   try {
@@ -347,7 +375,7 @@ bool TierWorker::reclaim_one_slot() {
   constexpr int64_t kCandidates = 16;
   for (const IndexedBlock& row : index_->least_recently_used(options_.model, kCandidates)) {
     const SlotAddress slot{.slab = row.slab, .slot = row.slot};
-    if (std::ranges::find(reading_, slot) != reading_.end()) continue;
+    if (reading_.contains(slot)) continue;
     drop_rows(std::span(&row.hash, 1));
     return true;
   }

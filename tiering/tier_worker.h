@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -44,7 +45,10 @@ struct DiskTierOptions {
   int64_t capacity_bytes = 0; // cap on slot bytes in the slab files
   ModelFingerprint model{};   // only this model's blocks are served
   int32_t queue_depth = 64;   // I/Os in flight at most
-  bool persist = true;        // write-through of new blocks (--persist all)
+  // --persist all: every full block is written through, and the blocks on
+  // disk are served again after a restart. none: the disk only takes blocks
+  // demoted from host memory under pressure, and starts empty every run.
+  bool persist = true;
 };
 
 enum class TierEvent {
@@ -69,7 +73,7 @@ struct DiskTierStats {
   int64_t n_loads = 0;        // verified loads
   int64_t n_load_failures = 0;
   int64_t n_dropped = 0;      // rows dropped: bad at start-up, corrupt, reclaimed
-  bool persisting = false;    // write-through on (off after a full disk)
+  bool writing = false;       // writes on (off after a full disk)
 };
 
 class TierWorker {
@@ -103,6 +107,10 @@ class TierWorker {
   // block): what a load could bring back. The hash alone is never trusted.
   int64_t count_loadable(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
   bool contains(const BlockHash& hash) const;
+  bool writes_through() const { return options_.persist; }
+  // Drops every block of this model from the disk (after the moves in
+  // flight, which may still add a few). Asynchronous.
+  void clear();
 
   DiskTierStats stats() const;
   // Waits until nothing is queued or in flight (tests, shutdown).
@@ -130,6 +138,7 @@ class TierWorker {
   bool reclaim_one_slot();
   void complete(TierEvent event, const BlockHash& hash, uint64_t tag);
   void open_and_check();
+  void clear_all();
   bool fits(SlotAddress slot) const;
   std::optional<IndexedBlock> find(const BlockHash& hash) const;
 
@@ -143,7 +152,7 @@ class TierWorker {
   std::vector<IndexedBlock> written_;          // written, awaiting sync + commit
   std::vector<uint64_t> pending_tags_;         // the callers' tags of written_
   std::vector<BlockHash> touched_;             // loaded: LRU time to update
-  std::vector<SlotAddress> reading_;           // slots with a read in flight: not reclaimed
+  std::multiset<SlotAddress> reading_;         // slots with a read in flight: not reclaimed
   uint64_t next_io_ = 1;
   bool warned_full_ = false;
 
@@ -157,6 +166,7 @@ class TierWorker {
   int64_t n_busy_ = 0;                     // queued + running, under mutex_
   DiskTierStats stats_;                    // under mutex_
   bool stopping_ = false;                  // under mutex_
+  bool clear_requested_ = false;           // under mutex_
   std::function<void()> on_completion_;    // under mutex_
   std::thread thread_;
 };

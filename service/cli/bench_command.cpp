@@ -7,6 +7,10 @@
 // Engine (continuous batching) under N concurrent requests; prints throughput,
 // TTFT and inter-token latency percentiles, the prefix-cache hit ratio and the
 // engine's step counts next to the same single-stream ceiling.
+//
+// strata bench tiers -m MODEL.gguf: the KV cache's tier moves (T1 <-> T2)
+// against plain O_DIRECT I/O, and time to first token by where a prompt's
+// prefix is (service/cli/tiers_bench.h).
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -22,6 +26,7 @@
 #include "kernels/cpu/memory_read_rate.h"
 #include "service/cli/commands.h"
 #include "service/cli/concurrency_bench.h"
+#include "service/cli/tiers_bench.h"
 
 namespace strata {
 namespace {
@@ -209,6 +214,29 @@ void bench_concurrency(const BenchOptions& o) {
   std::cout << out.dump(2) << "\n";
 }
 
+// `strata bench tiers`: -m, -t and --kv-type fall through to `bench`'s own.
+CLI::App* add_tiers_command(CLI::App& bench_cmd, const std::shared_ptr<BenchOptions>& o) {
+  auto tiers = std::make_shared<TiersBenchOptions>();
+  CLI::App* cmd = bench_cmd.add_subcommand(
+      "tiers", "KV tier moves (host <-> disk) against plain O_DIRECT, and TTFT by prefix tier"
+               " (JSON); takes bench's -m, -t and --kv-type");
+  cmd->fallthrough();
+  cmd->add_option("--cache-dir", tiers->cache_dir,
+                  "Folder on the disk to measure (a scratch subfolder is made and removed; default: temp)");
+  cmd->add_option("--blocks", tiers->n_blocks, "KV blocks moved each way (default: ~256 MiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--prompt-tokens", tiers->prompt_tokens, "TTFT prompt lengths, comma-separated")
+      ->delimiter(',')->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->callback([o, tiers] {
+    if (o->concurrency > 0) throw std::runtime_error("--concurrency does not apply to bench tiers");
+    tiers->model_path = o->model_path;
+    tiers->n_threads = o->threads;
+    tiers->kv_dtype = kv_dtype(*o);
+    std::cout << run_tiers_bench(*tiers).dump(2) << "\n";
+  });
+  return cmd;
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -230,7 +258,11 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--shared-prefix", o->shared_prefix,
                   "Leading prompt tokens identical across requests")
       ->check(CLI::NonNegativeNumber)->needs("--concurrency");
-  cmd->callback([o] { o->concurrency > 0 ? bench_concurrency(*o) : bench(*o); });
+  CLI::App* tiers = add_tiers_command(*cmd, o);
+  cmd->callback([o, tiers] {
+    if (tiers->parsed()) return;  // its own callback ran
+    o->concurrency > 0 ? bench_concurrency(*o) : bench(*o);
+  });
 }
 
 }  // namespace strata

@@ -37,6 +37,23 @@ void write_tier_gauge(std::string& out, std::string_view name, std::string_view 
   }
 }
 
+void write_tier_counter(std::string& out, std::string_view name, std::string_view help,
+                        const std::vector<TierGauge>& tiers) {
+  write_family_header(out, name, help, MetricType::kCounter);
+  for (const TierGauge& tier : tiers) {
+    write_sample(out, name, {{"tier", tier.tier}}, static_cast<double>(tier.block_hits));
+  }
+}
+
+void write_move_counter(std::string& out, const std::vector<TierMove>& moves) {
+  constexpr std::string_view kName = "strata_kv_bytes_moved_total";
+  write_family_header(out, kName, "KV cache bytes moved between tiers.", MetricType::kCounter);
+  for (const TierMove& move : moves) {
+    write_sample(out, kName, {{"from", move.from}, {"to", move.to}},
+                 static_cast<double>(move.bytes));
+  }
+}
+
 void write_engine(std::string& out, const EngineGauges& engine) {
   write_counter(out, "strata_prompt_tokens_total", "Prompt tokens of admitted requests.",
                 engine.prompt_tokens);
@@ -58,6 +75,14 @@ void write_engine(std::string& out, const EngineGauges& engine) {
                    engine.tiers, &TierGauge::blocks_cached);
   write_tier_gauge(out, "strata_kv_blocks_total", "KV cache blocks in the tier.", engine.tiers,
                    &TierGauge::blocks_total);
+  write_tier_counter(out, "strata_kv_block_hits_total",
+                     "Prompt KV blocks served from the tier instead of computed.", engine.tiers);
+  write_move_counter(out, engine.moves);
+  write_gauge(out, "strata_kv_moves_in_flight", "KV block moves between tiers queued or running.",
+              static_cast<double>(engine.moves_in_flight));
+  write_gauge(out, "strata_kv_disk_writes_enabled",
+              "1 while KV blocks are written to the disk tier (0 without one, or after a full disk).",
+              engine.disk_writes_enabled ? 1.0 : 0.0);
   const double hit_ratio = engine.prompt_tokens > 0
                                ? static_cast<double>(engine.cached_prompt_tokens) /
                                      static_cast<double>(engine.prompt_tokens)

@@ -17,12 +17,20 @@
 
 namespace strata::metrics {
 
-// The KV cache of one storage tier ("gpu", "cpu", "disk").
+// The KV cache of one storage tier ("gpu", "host", "disk").
 struct TierGauge {
   std::string tier;
-  int64_t blocks_used = 0;    // referenced by sequences' block tables
-  int64_t blocks_cached = 0;  // published in the prefix cache (used or idle)
-  int64_t blocks_total = 0;
+  int64_t blocks_used = 0;    // referenced by sequences' block tables (disk: being moved)
+  int64_t blocks_cached = 0;  // published in the prefix cache (used or idle); disk: stored
+  int64_t blocks_total = 0;   // capacity
+  int64_t block_hits = 0;     // total blocks of prompts served from this tier
+};
+
+// Bytes moved between two tiers, in one direction, in total.
+struct TierMove {
+  std::string from;
+  std::string to;
+  int64_t bytes = 0;
 };
 
 // A snapshot of the engine (EngineStats, per tier). Totals count since the engine
@@ -36,6 +44,9 @@ struct EngineGauges {
   int64_t preemptions = 0;           // total sequences preempted to free KV blocks
   int64_t steps = 0;                 // total engine steps (forward passes run)
   std::vector<TierGauge> tiers;
+  std::vector<TierMove> moves;
+  int64_t moves_in_flight = 0;    // block moves between tiers queued or running
+  bool disk_writes_enabled = false;  // off without a disk tier, or after a full disk
 };
 
 class ServiceMetrics {

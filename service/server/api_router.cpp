@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "common/str_cat.h"
+#include "service/server/cache_endpoints.h"
 #include "service/server/generation_endpoint.h"
 #include "service/server/info_endpoints.h"
 #include "service/server/json_response.h"
@@ -35,6 +36,9 @@ constexpr std::array kRoutes = {
     Route{"/v1/completions", bhttp::verb::post, serve_completions},
     Route{"/v1/tokenize", bhttp::verb::post, serve_tokenize},
     Route{"/v1/detokenize", bhttp::verb::post, serve_detokenize},
+    Route{"/v1/cache", bhttp::verb::get, serve_cache},
+    Route{"/v1/cache/clear", bhttp::verb::post, serve_cache_clear},
+    Route{"/v1/cache/persist", bhttp::verb::post, serve_cache_persist},
 };
 
 const Route* find_route(std::string_view path) {

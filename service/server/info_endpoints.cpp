@@ -18,18 +18,35 @@ using Json = nlohmann::ordered_json;
 metrics::EngineGauges engine_gauges(const ModelHost& host) {
   const EngineStats stats = host.engine().stats();
   metrics::EngineGauges gauges{.running = stats.n_running,
-                      .waiting = stats.n_waiting,
-                      .prompt_tokens = stats.n_prompt_tokens,
-                      .cached_prompt_tokens = stats.n_cached_prompt_tokens,
-                      .generated_tokens = stats.n_generated_tokens,
-                      .preemptions = stats.n_preemptions,
-                      .steps = stats.n_steps,
-                      .tiers = {}};
-  // One tier until the host and disk tiers land: the pool the backend uses.
-  gauges.tiers.push_back({.tier = "compute",
+                               .waiting = stats.n_waiting,
+                               .prompt_tokens = stats.n_prompt_tokens,
+                               .cached_prompt_tokens = stats.n_cached_prompt_tokens,
+                               .generated_tokens = stats.n_generated_tokens,
+                               .preemptions = stats.n_preemptions,
+                               .steps = stats.n_steps,
+                               .tiers = {},
+                               .moves = {},
+                               .moves_in_flight = 0,
+                               .disk_writes_enabled = false};
+  // The CPU backend computes in host memory (T1): blocks matched there that
+  // were not first loaded from disk are host hits.
+  gauges.tiers.push_back({.tier = "host",
                           .blocks_used = stats.n_blocks_used,
                           .blocks_cached = stats.n_blocks_cached,
-                          .blocks_total = stats.n_blocks_total});
+                          .blocks_total = stats.n_blocks_total,
+                          .block_hits = stats.n_block_hits - stats.n_blocks_loaded});
+  if (const TierWorker* disk = host.disk_tier()) {
+    const DiskTierStats d = disk->stats();
+    gauges.tiers.push_back({.tier = "disk",
+                            .blocks_used = d.n_in_flight,
+                            .blocks_cached = d.n_blocks,
+                            .blocks_total = d.capacity_blocks,
+                            .block_hits = d.n_loads});
+    gauges.moves.push_back({.from = "host", .to = "disk", .bytes = d.bytes_written});
+    gauges.moves.push_back({.from = "disk", .to = "host", .bytes = d.bytes_read});
+    gauges.moves_in_flight = d.n_in_flight;
+    gauges.disk_writes_enabled = d.writing;
+  }
   return gauges;
 }
 

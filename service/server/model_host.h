@@ -65,6 +65,8 @@ class ModelHost {
   // by the KV cache (one sequence must fit in it).
   int64_t context_length() const { return context_length_; }
   int64_t kv_blocks_total() const { return kv_blocks_total_; }
+  int64_t kv_block_tokens() const { return runtime_->kv_layout().block_tokens; }
+  int64_t kv_block_bytes() const { return runtime_->kv_layout().block_bytes(); }
   // The disk tier, or nullptr when there is none.
   const TierWorker* disk_tier() const { return disk_tier_.get(); }
 

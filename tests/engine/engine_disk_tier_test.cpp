@@ -8,8 +8,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "tests/engine/engine_test_support.h"
 #include "tiering/tier_worker.h"
@@ -65,7 +67,7 @@ TEST_F(EngineDiskTierTest, RestartedEngineLoadsThePromptInsteadOfComputingIt) {
   EXPECT_EQ(disk->stats().n_loads, 18);
 }
 
-TEST_F(EngineDiskTierTest, PersistNoneWritesNothing) {
+TEST_F(EngineDiskTierTest, PersistNoneWritesNothingWithoutPressure) {
   std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
   EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
   run_one(e, request_for(12, 100, 4));
@@ -73,6 +75,57 @@ TEST_F(EngineDiskTierTest, PersistNoneWritesNothing) {
   disk->wait_idle();
   EXPECT_EQ(disk->stats().n_blocks, 0);
   EXPECT_EQ(disk->stats().bytes_written, 0);
+}
+
+// --persist none and a host pool too small for three prompts: the first
+// prompt's blocks are demoted to disk before eviction and loaded back for its
+// second turn. After a restart the disk starts empty.
+TEST_F(EngineDiskTierTest, DemotionUnderPressureKeepsEvictedBlocksOnDisk) {
+  const GenerateRequest a = request_for(14, 300, 8);
+  const Outcome cold = run_alone({a})[0];
+  {
+    std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+    EngineUnderTest e(EngineSetup{.n_kv_blocks = 40, .disk_tier = disk.get()});
+    // Between requests, the demotion writes the engine queued after the last
+    // step are let finish, so that the next request evicts demoted blocks
+    // (still pinned by their writes, they could not be evicted yet).
+    auto settle = [&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      disk->wait_idle();
+    };
+    run_one(e, a);
+    settle();
+    run_one(e, request_for(15, 300, 8));
+    settle();
+    run_one(e, request_for(16, 300, 8));
+    settle();
+    const Outcome again = run_one(e, a);
+    EXPECT_EQ(again.tokens, cold.tokens);
+    EXPECT_GT(again.usage.cached_prompt_tokens, 0) << "a's blocks were lost, not demoted";
+    e.shut_down();
+    disk->wait_idle();
+    EXPECT_GT(disk->stats().n_loads, 0);
+    EXPECT_GT(disk->stats().n_blocks, 0);
+  }
+  std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+  EXPECT_EQ(disk->stats().n_blocks, 0) << "--persist none keeps nothing across restarts";
+}
+
+TEST_F(EngineDiskTierTest, ClearEmptiesBothTiersAndPersistWritesTheCache) {
+  std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+  EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
+  const GenerateRequest r = request_for(17, 200, 4);
+  run_one(e, r);
+  std::promise<int64_t> persisted;
+  e.engine().persist_cache([&](int64_t n) { persisted.set_value(n); });
+  EXPECT_EQ(persisted.get_future().get(), (200 + 4 - 1) / 16);  // every full block, durable
+  EXPECT_EQ(disk->stats().n_blocks, (200 + 4 - 1) / 16);
+  std::promise<int64_t> cleared;
+  e.engine().clear_cache([&](int64_t n) { cleared.set_value(n); });
+  EXPECT_EQ(cleared.get_future().get(), (200 + 4 - 1) / 16);
+  disk->wait_idle();
+  EXPECT_EQ(disk->stats().n_blocks, 0);
+  EXPECT_EQ(run_one(e, r).usage.cached_prompt_tokens, 0);
 }
 
 // Flipped bytes in every slab file: each load fails its checksum, the block is

@@ -447,3 +447,42 @@ TEST(PrefixCacheDeathTest, MisuseAborts) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+// A pin (a copy to a lower tier in flight) keeps an idle block from eviction
+// without moving it in the LRU: once unpinned it is evicted in its old turn.
+TEST_F(PrefixCacheTest, PinnedIdleBlocksAreSkippedByEvictionAndKeepTheirPlace) {
+  BlockPool pool(64, 4);
+  PrefixCache cache(pool, kBlockTokens);
+  const std::vector<int32_t> a = token_run(100, 4), b = token_run(200, 4), c = token_run(300, 4);
+  std::vector<BlockId> ta = prefill(cache, a), tb = prefill(cache, b), tc = prefill(cache, c);
+  cache.release_table(ta);  // LRU: a, b, c (a coldest)
+  cache.release_table(tb);
+  cache.release_table(tc);
+  cache.pin(ta[0]);
+  EXPECT_EQ(cache.n_idle(), 3);
+  EXPECT_EQ(cache.n_evictable(), 2);
+  EXPECT_TRUE(cache.can_allocate(3));  // one free + two evictable
+  EXPECT_FALSE(cache.can_allocate(4));
+  EXPECT_EQ(cache.peek(chain_of(a), a).n_idle, 0) << "a pinned block is not evictable anyway";
+  cache.check_integrity();
+
+  std::optional<BlockId> x = cache.allocate();  // the free one
+  std::optional<BlockId> y = cache.allocate();  // evicts b: a is pinned
+  ASSERT_TRUE(x && y);
+  EXPECT_EQ(cache.peek(chain_of(b), b).n_blocks, 0);
+  EXPECT_EQ(cache.peek(chain_of(a), a).n_blocks, 1);
+  cache.unpin(ta[0]);
+  cache.check_integrity();
+  std::optional<BlockId> z = cache.allocate();  // a again is the coldest, not c
+  ASSERT_TRUE(z);
+  EXPECT_EQ(cache.peek(chain_of(a), a).n_blocks, 0);
+  EXPECT_EQ(cache.peek(chain_of(c), c).n_blocks, 1);
+  for (BlockId block : {*x, *y, *z}) cache.release(block);
+  cache.check_integrity();
+}
+
+}  // namespace
+}  // namespace strata

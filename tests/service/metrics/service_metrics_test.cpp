@@ -99,8 +99,14 @@ EngineGauges sample_engine() {
           .generated_tokens = 10'000'000,
           .preemptions = 1,
           .steps = 77,
-          .tiers = {{.tier = "gpu", .blocks_used = 10, .blocks_cached = 4, .blocks_total = 64},
-                    {.tier = "disk", .blocks_used = 0, .blocks_cached = 9, .blocks_total = 1024}}};
+          .tiers = {{.tier = "gpu", .blocks_used = 10, .blocks_cached = 4, .blocks_total = 64,
+                     .block_hits = 7},
+                    {.tier = "disk", .blocks_used = 0, .blocks_cached = 9, .blocks_total = 1024,
+                     .block_hits = 3}},
+          .moves = {{.from = "gpu", .to = "disk", .bytes = 4096},
+                    {.from = "disk", .to = "gpu", .bytes = 8192}},
+          .moves_in_flight = 2,
+          .disk_writes_enabled = true};
 }
 
 TEST(ServiceMetricsTest, CountsRequestsByEndpointAndStatus) {
@@ -125,7 +131,8 @@ TEST(ServiceMetricsTest, EscapesLabelValues) {
   ServiceMetrics metrics;
   metrics.count_request("a\"b\\c\nd", 200);
   EngineGauges engine = sample_engine();
-  engine.tiers = {{.tier = "q\"t", .blocks_used = 1, .blocks_cached = 0, .blocks_total = 2}};
+  engine.tiers = {
+      {.tier = "q\"t", .blocks_used = 1, .blocks_cached = 0, .blocks_total = 2, .block_hits = 0}};
   const std::string out = metrics.render(&engine);
   EXPECT_TRUE(has_line(out, R"(strata_http_requests_total{endpoint="a\"b\\c\nd",status="200"} 1)"))
       << out;
@@ -182,6 +189,14 @@ TEST(ServiceMetricsTest, RendersEngineGauges) {
            R"(strata_kv_blocks_cached{tier="disk"} 9)",
            R"(strata_kv_blocks_total{tier="gpu"} 64)",
            R"(strata_kv_blocks_total{tier="disk"} 1024)",
+           "# TYPE strata_kv_block_hits_total counter",
+           R"(strata_kv_block_hits_total{tier="gpu"} 7)",
+           R"(strata_kv_block_hits_total{tier="disk"} 3)",
+           "# TYPE strata_kv_bytes_moved_total counter",
+           R"(strata_kv_bytes_moved_total{from="gpu",to="disk"} 4096)",
+           R"(strata_kv_bytes_moved_total{from="disk",to="gpu"} 8192)",
+           "strata_kv_moves_in_flight 2",
+           "strata_kv_disk_writes_enabled 1",
            "# TYPE strata_prefix_cache_hit_ratio gauge",
            "strata_prefix_cache_hit_ratio 0.25",
        }) {

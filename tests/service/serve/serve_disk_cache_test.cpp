@@ -149,6 +149,57 @@ TEST_F(ServeDiskCacheTest, BlocksAreNeverServedToAnotherModelOrLayout) {
   EXPECT_GT(complete(again, prompt).cached_tokens, 0);
 }
 
+json get_json(const ServeProcess& server, const std::string& args) {
+  CommandResult r = curl("--unix-socket " + server.socket_path() + " " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.errors;
+  return json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+}
+
+// GET /v1/cache, POST /v1/cache/persist and /v1/cache/clear, and the tier
+// series of /metrics, with --persist none (nothing written until asked).
+TEST_F(ServeDiskCacheTest, CacheEndpointsReportPersistAndClear) {
+  ServeProcess server(tiny_serve_model(), cache_args({"--persist", "none"}));
+  const std::string prompt = words(200, 4);
+  const Completion first = complete(server, prompt);
+  json cache = get_json(server, "http://strata/v1/cache");
+  ASSERT_EQ(cache["tiers"].size(), 2u) << cache.dump(2);
+  EXPECT_EQ(cache["block_tokens"], kBlockTokens);
+  EXPECT_EQ(cache["tiers"][0]["tier"], "host");
+  EXPECT_GT(cache["tiers"][0]["blocks_cached"].get<int>(), 0);
+  EXPECT_EQ(cache["tiers"][1]["tier"], "disk");
+  EXPECT_EQ(cache["tiers"][1]["persist"], "none");
+  EXPECT_EQ(cache["tiers"][1]["blocks"], 0) << "--persist none wrote without pressure";
+
+  const json persisted = get_json(server, "-X POST http://strata/v1/cache/persist");
+  const int n_blocks = cache["tiers"][0]["blocks_cached"];
+  EXPECT_EQ(persisted["blocks_on_disk"], n_blocks) << persisted.dump();
+  cache = get_json(server, "http://strata/v1/cache");
+  EXPECT_EQ(cache["tiers"][1]["blocks"], n_blocks);
+  EXPECT_EQ(cache["tiers"][1]["bytes_written"], n_blocks * cache["block_bytes"].get<int64_t>());
+  const std::string metrics = curl("--unix-socket " + server.socket_path() +
+                                   " http://strata/metrics").output;
+  EXPECT_NE(metrics.find("strata_kv_bytes_moved_total{from=\"host\",to=\"disk\"} " +
+                         std::to_string(n_blocks * cache["block_bytes"].get<int64_t>())),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("strata_kv_blocks_cached{tier=\"disk\"} " + std::to_string(n_blocks)),
+            std::string::npos)
+      << metrics;
+
+  const json cleared = get_json(server, "-X POST http://strata/v1/cache/clear");
+  EXPECT_EQ(cleared["cleared"]["host_blocks"], n_blocks) << cleared.dump();
+  for (int i = 0; i < 100 && get_json(server, "http://strata/v1/cache")["tiers"][1]["blocks"] != 0;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(get_json(server, "http://strata/v1/cache")["tiers"][1]["blocks"], 0);
+  const Completion again = complete(server, prompt);
+  EXPECT_EQ(again.cached_tokens, 0) << "served from a cache that was cleared";
+  EXPECT_EQ(again.text, first.text);
+  EXPECT_EQ(get_json(server, "http://strata/v1/cache/clear")["error"]["type"],
+            "invalid_request_error");  // GET on a POST route: 405
+}
+
 // kill -9 at 50 random moments while many requests write their blocks
 // through: every restart opens the index, and every answer afterwards equals
 // a cold run's (no block that failed to reach the disk whole is served).
