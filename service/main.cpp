@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   strata::add_info_command(app);
   strata::add_run_command(app);
   strata::add_chat_command(app);
+  strata::add_stats_command(app);
   strata::add_bench_command(app);
   strata::add_tokenize_command(app);
   strata::add_devices_command(app);

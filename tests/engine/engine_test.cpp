@@ -223,8 +223,8 @@ TEST(EngineTest, CancelMidPrefillAndMidDecodeFreesBlocks) {
   EventCallback decode_events = c.callback(1);
   int decode_tokens = 0;  // engine thread only
   engine->submit(request_for(1, 10, 100), [&, decode_events](const EngineEvent& ev) {
-    decode_events(ev);
     if (++decode_tokens == 3) engine->cancel(ev.request_id);
+    decode_events(ev);  // last: after the final event the test may end
   });
   std::map<int, Outcome> out = c.wait(1);
   EXPECT_EQ(*out[1].finish, EngineFinish::kCancelled);
@@ -252,18 +252,20 @@ TEST(EngineTest, LongPromptPrefillsInChunksWhileStreamsDecode) {
     std::lock_guard<std::mutex> lock(mutex);
     steps.push_back(report);
   };
-  EngineUnderTest e(setup);
-  Engine& engine = e.engine();
+  // Declared before the engine, so that they outlive its thread.
   Collector c;
-  EventCallback stream_events = c.callback(0);
-  EventCallback long_events = c.callback(1);
   std::atomic<bool> long_submitted{false};
   uint64_t long_id = 0;
+  EngineUnderTest e(setup);
+  Engine& engine = e.engine();
+  EventCallback stream_events = c.callback(0);
+  EventCallback long_events = c.callback(1);
   // The stream submits the long prompt from its first event (engine thread),
-  // so the long prompt arrives while the stream is decoding.
+  // so the long prompt arrives while the stream is decoding. The collector
+  // is told last: once it has the final event, the callback touches nothing.
   const uint64_t stream_id = engine.submit(request_for(0, 10, 40), [&](const EngineEvent& ev) {
-    stream_events(ev);
     if (!long_submitted.exchange(true)) long_id = engine.submit(request_for(1, 4096, 4), long_events);
+    stream_events(ev);
   });
   std::map<int, Outcome> out = c.wait(2);
   EXPECT_EQ(out[0].tokens.size(), 40u);

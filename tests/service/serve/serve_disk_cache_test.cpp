@@ -186,6 +186,17 @@ TEST_F(ServeDiskCacheTest, CacheEndpointsReportPersistAndClear) {
             std::string::npos)
       << metrics;
 
+  // strata stats: the same numbers, for people.
+  CommandResult stats =
+      strata::testing::run_strata("stats --server " + server.socket_path());
+  EXPECT_EQ(stats.exit_code, 0) << stats.errors;
+  EXPECT_NE(stats.output.find("disk: " + std::to_string(n_blocks) + " of "), std::string::npos)
+      << stats.output;
+  EXPECT_NE(stats.output.find("persist none"), std::string::npos) << stats.output;
+  CommandResult stats_json =
+      strata::testing::run_strata("stats --json --server " + server.socket_path());
+  EXPECT_EQ(json::parse(stats_json.output)["tiers"][1]["blocks"], n_blocks) << stats_json.output;
+
   const json cleared = get_json(server, "-X POST http://strata/v1/cache/clear");
   EXPECT_EQ(cleared["cleared"]["host_blocks"], n_blocks) << cleared.dump();
   for (int i = 0; i < 100 && get_json(server, "http://strata/v1/cache")["tiers"][1]["blocks"] != 0;
@@ -198,6 +209,12 @@ TEST_F(ServeDiskCacheTest, CacheEndpointsReportPersistAndClear) {
   EXPECT_EQ(again.text, first.text);
   EXPECT_EQ(get_json(server, "http://strata/v1/cache/clear")["error"]["type"],
             "invalid_request_error");  // GET on a POST route: 405
+}
+
+TEST(ServeStatsTest, NoServerIsAClearError) {
+  CommandResult r = strata::testing::run_strata("stats --server /nonexistent/strata.sock");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.errors.find("/nonexistent/strata.sock"), std::string::npos) << r.errors;
 }
 
 // kill -9 at 50 random moments while many requests write their blocks
