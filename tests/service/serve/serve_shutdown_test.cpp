@@ -27,164 +27,16 @@
 #include <thread>
 #include <vector>
 
+#include "tests/service/serve/http_connection.h"
 #include "tests/service/serve/serve_process.h"
 
 namespace {
 
 using nlohmann::json;
+using strata::testing::HttpConnection;
 using strata::testing::ServeProcess;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-// ---- A blocking HTTP/1.1 client on one Unix-socket connection -------------
-
-class HttpConnection {
- public:
-  struct Head {
-    int status = 0;
-    std::map<std::string, std::string> headers;  // names in lower case
-    bool chunked = false;
-    std::optional<size_t> content_length;
-  };
-
-  // A Unix socket.
-  explicit HttpConnection(const std::string& path) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-    open(AF_UNIX, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  }
-  // Loopback TCP.
-  explicit HttpConnection(int port) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    open(AF_INET, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  }
-  ~HttpConnection() { close(); }
-  HttpConnection(const HttpConnection&) = delete;
-  HttpConnection& operator=(const HttpConnection&) = delete;
-
-  bool connected() const { return fd_ >= 0; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
-  bool send_all(std::string_view data) {
-    while (!data.empty()) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  }
-
-  std::optional<Head> read_head(Clock::time_point deadline) {
-    size_t end = 0;
-    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-      if (!fill(deadline)) return std::nullopt;
-    }
-    const std::string text = buffer_.substr(0, end);
-    buffer_.erase(0, end + 4);
-    Head head;
-    if (std::sscanf(text.c_str(), "HTTP/1.1 %d", &head.status) != 1) return std::nullopt;
-    size_t line = text.find("\r\n");
-    while (line != std::string::npos) {
-      const size_t next = text.find("\r\n", line + 2);
-      const std::string field = text.substr(line + 2, next - line - 2);
-      const size_t colon = field.find(':');
-      if (colon != std::string::npos) {
-        std::string name = field.substr(0, colon);
-        std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-        std::string value = field.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(' '));
-        head.headers[name] = value;
-      }
-      line = next;
-    }
-    head.chunked = head.headers["transfer-encoding"] == "chunked";
-    if (auto it = head.headers.find("content-length"); it != head.headers.end()) {
-      head.content_length = std::stoul(it->second);
-    }
-    return head;
-  }
-
-  // One chunk's data; "" for the last chunk; nullopt when the connection
-  // failed or the deadline passed first.
-  std::optional<std::string> read_chunk(Clock::time_point deadline) {
-    size_t end = 0;
-    while ((end = buffer_.find("\r\n")) == std::string::npos) {
-      if (!fill(deadline)) return std::nullopt;
-    }
-    const size_t size = std::stoul(buffer_.substr(0, end), nullptr, 16);
-    while (buffer_.size() < end + 2 + size + 2) {
-      if (!fill(deadline)) return std::nullopt;
-    }
-    std::string data = buffer_.substr(end + 2, size);
-    if (buffer_.compare(end + 2 + size, 2, "\r\n") != 0) return std::nullopt;
-    buffer_.erase(0, end + 2 + size + 2);
-    return data;
-  }
-
-  // The whole body, by Content-Length or chunks.
-  std::optional<std::string> read_body(const Head& head, Clock::time_point deadline) {
-    if (head.chunked) {
-      std::string body;
-      for (;;) {
-        std::optional<std::string> chunk = read_chunk(deadline);
-        if (!chunk) return std::nullopt;
-        if (chunk->empty()) return body;
-        body += *chunk;
-      }
-    }
-    const size_t length = head.content_length.value_or(0);
-    while (buffer_.size() < length) {
-      if (!fill(deadline)) return std::nullopt;
-    }
-    std::string body = buffer_.substr(0, length);
-    buffer_.erase(0, length);
-    return body;
-  }
-
-  // Whether the server closed the connection (end of file) before `deadline`,
-  // reading and dropping anything it sends first.
-  bool closed_by_peer(Clock::time_point deadline) {
-    while (fill(deadline)) buffer_.clear();
-    return eof_;
-  }
-
- private:
-  void open(int family, const sockaddr* address, socklen_t size) {
-    fd_ = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ >= 0 && ::connect(fd_, address, size) != 0) close();
-  }
-
-  bool fill(Clock::time_point deadline) {
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                              Clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) return false;
-      char data[16384];
-      const ssize_t n = ::recv(fd_, data, sizeof data, 0);
-      if (n < 0 && errno == EINTR) continue;
-      eof_ = n == 0;
-      if (n <= 0) return false;
-      buffer_.append(data, static_cast<size_t>(n));
-      return true;
-    }
-  }
-
-  int fd_ = -1;
-  bool eof_ = false;
-  std::string buffer_;
-};
 
 // The events of an SSE response, one at a time ("data: ..." without the blank line).
 class SseReader {
