@@ -8,8 +8,17 @@ if(NOT STRATA_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # Release targets: Ampere, Ada, Hopper, Blackwell (workstation).
-      set(CMAKE_CUDA_ARCHITECTURES 80 86 89 90 120)
+      # Release builds name their targets (scripts/build-release.sh: sm_80,
+      # 86, 89, 90, 120). A development build compiles for the GPU it finds,
+      # or, with none (CI), only sm_80 PTX: enough to compile every kernel,
+      # and the driver can still JIT it on any newer GPU.
+      execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE strata_no_gpu
+                      OUTPUT_QUIET ERROR_QUIET)
+      if(strata_no_gpu EQUAL 0)
+        set(CMAKE_CUDA_ARCHITECTURES native)
+      else()
+        set(CMAKE_CUDA_ARCHITECTURES 80-virtual)
+      endif()
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)

@@ -5,12 +5,13 @@ function(strata_target_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Werror -Wno-error=deprecated-declarations>)
   # GCC 12 reports out-of-bounds writes inside std::vector::insert when it
-  # inlines them at -O3 (GCC bugs 106199, 107138): warnings, not errors. It
+  # inlines them at -O3 (GCC bugs 106199, 107138), and overlapping memcpy
+  # inside std::string at -O3 (-Wrestrict, GCC bug 105329): warnings, not errors. It
   # also pairs Asio's coroutine-frame operator delete with the wrong new
   # (-Wmismatched-new-delete on awaitable frames, GCC bug 109224): off.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE
-      $<$<COMPILE_LANGUAGE:CXX>:-Wno-error=stringop-overflow -Wno-error=array-bounds
+      $<$<COMPILE_LANGUAGE:CXX>:-Wno-error=stringop-overflow -Wno-error=array-bounds -Wno-error=restrict
                                 -Wno-mismatched-new-delete>)
   endif()
 endfunction()

@@ -20,7 +20,8 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
       n_blocks_total_(kv_blocks.n_total()),
       demote_below_(std::max<int64_t>(1, kv_blocks.n_total() / 10)),
       cache_(kv_blocks, block_tokens_),
-      tiers_(options.disk_tier ? std::make_unique<TierManager>(cache_, kv_blocks, *options.disk_tier)
+      tiers_(options.disk_tier ? std::make_unique<TierManager>(cache_, kv_blocks, *options.disk_tier,
+                                                               options.block_mirror)
                                : nullptr),
       scheduler_(cache_, block_tokens_, options.scheduler, tiers_.get()) {
   STRATA_CHECK(kv_blocks.n_free() == kv_blocks.n_total(), "the KV pool must start free");

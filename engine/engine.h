@@ -78,6 +78,9 @@ struct EngineOptions {
   // The disk tier (T2), if any: blocks are written through to it and prompts
   // found there are loaded instead of computed. Must outlive the engine.
   TierWorker* disk_tier = nullptr;
+  // Set when the backend computes in device memory: blocks are copied to and
+  // from the pool's host slots around disk moves (ModelRuntime::block_mirror).
+  BlockMirror* block_mirror = nullptr;
 };
 
 class Engine {

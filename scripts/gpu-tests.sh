@@ -1,13 +1,32 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (device tool, carrying build-device/bin from
-# scripts/build-device.sh): the GPU-labelled tests and the device listing.
-set -euo pipefail
+# Runs on the GPU machine: the GPU-labelled tests, the HF goldens on CUDA, and
+# compute-sanitizer memcheck over the CUDA tests. Build here first:
+#   scripts/build-device.sh
+# then (device tool, carrying build-device/carry):
+#   scripts/device-unpack.sh && scripts/gpu-tests.sh [OUT_DIR]
+set -uo pipefail
 cd "$(dirname "$0")/.."
+out_dir=${1:-/tmp/strata-gpu-tests}
+mkdir -p "$out_dir"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 build-device/bin/strata devices
 status=0
 for test in build-device/bin/*_test; do
-  echo "== $test"
-  "$test" || status=1
+  name=$(basename "$test")
+  echo "== $name"
+  if ! timeout "${TEST_TIMEOUT:-600}" "$test" --gtest_brief=1 >"$out_dir/$name.log" 2>&1; then
+    status=1
+    tail -40 "$out_dir/$name.log"
+  fi
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |max \|logit|agreement" "$out_dir/$name.log" | head -60
 done
+if [[ ${MEMCHECK:-1} == 1 ]]; then
+  for test in cuda_ops_test cuda_backend_test cuda_matmul_test cuda_attention_test; do
+    echo "== memcheck $test"
+    timeout "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 \
+      "build-device/bin/$test" --gtest_brief=1 ${MEMCHECK_FILTER:+--gtest_filter=$MEMCHECK_FILTER} \
+      >"$out_dir/memcheck-$test.log" 2>&1 || { status=1; tail -30 "$out_dir/memcheck-$test.log"; }
+    grep -E "ERROR SUMMARY" "$out_dir/memcheck-$test.log"
+  done
+fi
 exit $status

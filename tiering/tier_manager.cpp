@@ -6,8 +6,9 @@
 
 namespace strata {
 
-TierManager::TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker)
-    : cache_(cache), pool_(pool), worker_(worker) {}
+TierManager::TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker,
+                         BlockMirror* mirror)
+    : cache_(cache), pool_(pool), worker_(worker), mirror_(mirror) {}
 
 TierManager::~TierManager() {
   for (auto& [id, owner] : owners_) cache_.release_table(owner.held);
@@ -27,6 +28,7 @@ bool TierManager::write(BlockId block, MoveKind kind) {
   moves_.emplace(tag, Move{.kind = kind, .block = block, .hash = *cached.hash, .parent = {},
                            .tokens = {}, .owner = 0});
   persisting_.insert(*cached.hash);
+  if (mirror_ != nullptr) mirror_->copy_block_to_host(block, pool_.data(block));
   worker_.persist(*cached.hash, *cached.parent, cached.tokens, pool_.data(block), tag);
   return true;
 }
@@ -141,6 +143,7 @@ void TierManager::finish(const TierCompletion& done) {
     return;
   }
   ++n_blocks_loaded_;
+  if (mirror_ != nullptr) mirror_->copy_block_to_device(move.block, pool_.data(move.block));
   // Our reference moves to the block publish() keeps (another request may
   // have computed the same block meanwhile).
   const BlockId kept = cache_.publish(move.hash, move.block, move.tokens, move.parent);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "tiering/block_hash.h"
+#include "tiering/block_mirror.h"
 #include "tiering/block_pool.h"
 #include "tiering/prefix_cache.h"
 #include "tiering/tier_worker.h"
@@ -39,8 +40,10 @@ namespace strata {
 
 class TierManager {
  public:
-  // All three must outlive the manager; `pool` is the pool `cache` allocates from.
-  TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker);
+  // All must outlive the manager; `pool` is the pool `cache` allocates from.
+  // `mirror`: set when blocks are computed in device memory (null on the CPU).
+  TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker,
+              BlockMirror* mirror = nullptr);
   ~TierManager();  // drains the worker's moves of this manager
   TierManager(const TierManager&) = delete;
   TierManager& operator=(const TierManager&) = delete;
@@ -113,6 +116,7 @@ class TierManager {
   PrefixCache& cache_;
   BlockPool& pool_;
   TierWorker& worker_;
+  BlockMirror* mirror_;
   uint64_t next_tag_ = 1;
   std::unordered_map<uint64_t, Move> moves_;  // in flight, by tag
   std::unordered_set<BlockHash, BlockHashHasher> persisting_;

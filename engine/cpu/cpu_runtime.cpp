@@ -1,5 +1,8 @@
 #include "engine/cpu/cpu_runtime.h"
 
+#include "common/str_cat.h"
+#include "kernels/cpu/cpu_features.h"
+
 namespace strata {
 
 CpuRuntime::CpuRuntime(const LoadedModel& model, const CpuRuntimeOptions& options)
@@ -7,5 +10,11 @@ CpuRuntime::CpuRuntime(const LoadedModel& model, const CpuRuntimeOptions& option
       layout_(KvLayout::for_model(model.config(), options.block_tokens, options.kv_dtype)),
       kv_blocks_(layout_.block_bytes(), options.n_kv_blocks),
       backend_(model.weights(), layout_, kv_blocks_, threads_) {}
+
+std::string CpuRuntime::description() const {
+  return str_cat("CPU, ", threads_.n_threads(), " threads, ", cpu_simd_name(selected_cpu_simd()),
+                 "; KV cache ", kv_blocks_.n_total(), " blocks (",
+                 (kv_blocks_.n_total() * layout_.block_bytes()) >> 20, " MiB)");
+}
 
 }  // namespace strata

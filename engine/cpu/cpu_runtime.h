@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/thread_pool.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/kv_layout.h"
 #include "engine/model/loaded_model.h"
+#include "engine/model_runtime.h"
 #include "tiering/block_pool.h"
 
 namespace strata {
@@ -21,14 +23,15 @@ struct CpuRuntimeOptions {
   int64_t block_tokens = KvLayout::kDefaultBlockTokens;
 };
 
-class CpuRuntime {
+class CpuRuntime final : public ModelRuntime {
  public:
   CpuRuntime(const LoadedModel& model, const CpuRuntimeOptions& options);
 
-  Backend& backend() { return backend_; }
-  BlockPool& kv_blocks() { return kv_blocks_; }
+  Backend& backend() override { return backend_; }
+  BlockPool& kv_blocks() override { return kv_blocks_; }
+  const KvLayout& kv_layout() const override { return layout_; }
+  std::string description() const override;
   ThreadPool& threads() { return threads_; }
-  const KvLayout& kv_layout() const { return layout_; }
 
  private:
   ThreadPool threads_;

@@ -1,7 +1,9 @@
-// strata bench -m MODEL.gguf: prefill and decode speed of one sequence on the
-// CPU, as one JSON object, with the ceiling decode is compared to measured in
-// the same run: the machine's memory read rate divided by the weight bytes a
-// decode step reads.
+// strata bench -m MODEL.gguf: prefill and decode speed of one sequence, as one
+// JSON object, with the ceilings they are compared to measured in the same
+// run. On the CPU: the machine's memory read rate divided by the weight bytes
+// a decode step reads. On a GPU: the device copy bandwidth (bytes read plus
+// written) over the weight and KV bytes a decode step reads, and a large bf16
+// cuBLAS GEMM's rate over the prefill's arithmetic.
 //
 // strata bench -m MODEL.gguf --concurrency N: the same model served by an
 // Engine (continuous batching) under N concurrent requests; prints throughput,
@@ -18,12 +20,14 @@
 #include <random>
 
 #include "engine/cpu/cpu_runtime.h"
+#include "engine/model_runtime.h"
 #include "engine/engine.h"
 #include "engine/model_fingerprint.h"
 #include "engine/generation/generator.h"
 #include "engine/model/loaded_model.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/memory_read_rate.h"
+#include "kernels/gpu_ceilings.h"
 #include "service/cli/commands.h"
 #include "service/cli/concurrency_bench.h"
 #include "service/cli/tiers_bench.h"
@@ -37,6 +41,7 @@ struct BenchOptions {
   int64_t gen_tokens = 64;
   int threads = 0;
   std::string kv_type = "f16";
+  std::string backend = "auto";
   // Concurrency mode, when concurrency > 0.
   int64_t concurrency = 0;
   int64_t n_requests = 0;  // 0: concurrency
@@ -86,6 +91,59 @@ void put_ceiling(nlohmann::ordered_json& out, const DecodeCeiling& ceiling, doub
   out["decode_ratio_to_ceiling"] = decode_tok_s / ceiling.tok_s;
 }
 
+// Multiply-adds of the weight matrices per token, doubled: every matrix but
+// the embedding lookup (the LM head counts once, tied or not).
+double matmul_flops_per_token(const LoadedModel& model) {
+  const ModelConfig& c = model.config();
+  const double per_layer = static_cast<double>(c.n_embd) *
+                           (2.0 * c.n_heads * c.head_dim + 2.0 * c.n_kv_heads * c.head_dim +
+                            3.0 * c.n_ffn);
+  return 2.0 * (per_layer * static_cast<double>(c.n_layers) +
+                static_cast<double>(c.n_vocab) * static_cast<double>(c.n_embd));
+}
+
+// Where the runtime is a GPU: the ceilings measured now, and the figures as
+// fractions of them. Decode reads every weight once and the KV of
+// `mean_context` tokens per step; a causal prefill of n tokens attends to
+// n / 2 keys per token on average (QK and PV: 4 flops per key and dim).
+void put_gpu_ceilings(nlohmann::ordered_json& out, const LoadedModel& model,
+                      const KvLayout& layout, double decode_tok_s, double mean_context,
+                      std::optional<double> prefill_tok_s, int64_t prompt_tokens) {
+  const std::optional<GpuCeilings> ceilings = measure_gpu_ceilings();
+  if (!ceilings) return;
+  const ModelConfig& c = model.config();
+  const double kv_bytes = mean_context * static_cast<double>(c.kv_bytes_per_token(layout.elem_bytes()));
+  const double step_bytes = static_cast<double>(decode_weight_bytes(model)) + kv_bytes;
+  const double decode_ceiling = ceilings->copy_gb_per_s * 1e9 / step_bytes;
+  out["copy_gb_per_s"] = ceilings->copy_gb_per_s;
+  out["gemm_tflops"] = ceilings->gemm_tflops;
+  out["decode_bytes_per_step"] = step_bytes;
+  out["decode_ceiling_tok_s"] = decode_ceiling;
+  out["decode_ratio_to_ceiling"] = decode_tok_s / decode_ceiling;
+  if (prefill_tok_s) {
+    const double attention_flops = 4.0 * static_cast<double>(c.n_layers * c.n_heads * c.head_dim) *
+                                   static_cast<double>(prompt_tokens) / 2.0;
+    const double flops = *prefill_tok_s * (matmul_flops_per_token(model) + attention_flops);
+    out["prefill_tflops"] = flops / 1e12;
+    out["prefill_ratio_to_gemm"] = flops / 1e12 / ceilings->gemm_tflops;
+  }
+}
+
+// The ceilings of whichever backend the runtime is.
+void put_runtime_ceilings(nlohmann::ordered_json& out, ModelRuntime& runtime,
+                          const LoadedModel& model, double decode_tok_s, double mean_context,
+                          std::optional<double> prefill_tok_s, int64_t prompt_tokens) {
+  if (runtime.on_gpu()) {
+    put_gpu_ceilings(out, model, runtime.kv_layout(), decode_tok_s, mean_context, prefill_tok_s,
+                     prompt_tokens);
+    return;
+  }
+  ThreadPool& threads = dynamic_cast<CpuRuntime&>(runtime).threads();
+  out["threads"] = threads.n_threads();
+  out["simd"] = cpu_simd_name(selected_cpu_simd());
+  put_ceiling(out, measure_decode_ceiling(model, threads), decode_tok_s);
+}
+
 std::vector<TokenId> random_prompt(int64_t n, int32_t n_vocab) {
   std::mt19937 rng(1);
   std::uniform_int_distribution<int32_t> token(0, n_vocab - 1);
@@ -98,11 +156,12 @@ void bench(const BenchOptions& o) {
   std::unique_ptr<LoadedModel> model = LoadedModel::open(o.model_path);
   const ModelConfig& config = model->config();
   check_fits_context(o, config);
-  CpuRuntime runtime(*model, {.n_kv_blocks = KvLayout::for_model(config).blocks_for(
-                                  o.prompt_tokens + o.gen_tokens),
-                              .n_threads = o.threads,
-                              .kv_dtype = kv_dtype(o)});
-  Generator generator(runtime.backend(), runtime.kv_blocks(), model->tokenizer());
+  const std::unique_ptr<ModelRuntime> runtime = make_runtime(
+      *model, {.n_kv_blocks = KvLayout::for_model(config).blocks_for(o.prompt_tokens + o.gen_tokens),
+               .n_threads = o.threads,
+               .kv_dtype = kv_dtype(o),
+               .backend = parse_backend(o.backend)});
+  Generator generator(runtime->backend(), runtime->kv_blocks(), model->tokenizer());
   GenerationRequest request{.prompt = random_prompt(o.prompt_tokens, static_cast<int32_t>(config.n_vocab)),
                             .sampling = {.temperature = 0.0f}, .max_tokens = o.gen_tokens,
                             .stop = {}, .ignore_eos = true};
@@ -115,22 +174,22 @@ void bench(const BenchOptions& o) {
   generator.generate(warm_up, discard, cancel);
   GenerationResult result = generator.generate(request, discard, cancel);
 
-  const DecodeCeiling ceiling = measure_decode_ceiling(*model, runtime.threads());
   const double prefill_tok_s = static_cast<double>(o.prompt_tokens) / result.prefill_seconds;
   const double decode_tok_s = static_cast<double>(result.n_decode_steps) / result.decode_seconds;
 
   nlohmann::ordered_json out;
-  out["bench"] = "cpu";
+  out["bench"] = runtime->on_gpu() ? "cuda" : "cpu";
   out["model"] = o.model_path;
   out["arch"] = architecture_name(config.arch);
-  out["threads"] = runtime.threads().n_threads();
-  out["simd"] = cpu_simd_name(selected_cpu_simd());
+  out["backend"] = runtime->description();
   out["kv_type"] = o.kv_type;
   out["prompt_tokens"] = o.prompt_tokens;
   out["prefill_tok_s"] = prefill_tok_s;
   out["gen_tokens"] = result.tokens.size();
   out["decode_tok_s"] = decode_tok_s;
-  put_ceiling(out, ceiling, decode_tok_s);
+  put_runtime_ceilings(out, *runtime, *model, decode_tok_s,
+                       static_cast<double>(o.prompt_tokens) + static_cast<double>(o.gen_tokens) / 2,
+                       prefill_tok_s, o.prompt_tokens);
   std::cout << out.dump(2) << "\n";
 }
 
@@ -158,14 +217,16 @@ void bench_concurrency(const BenchOptions& o) {
   const int64_t n_seq_blocks = layout.blocks_for(o.prompt_tokens + o.gen_tokens);
   const int64_t n_blocks = o.concurrency * (n_seq_blocks + 1) + layout.blocks_for(o.shared_prefix) +
                            o.concurrency * n_seq_blocks / 64;
-  CpuRuntime runtime(*model, {.n_kv_blocks = n_blocks, .n_threads = o.threads, .kv_dtype = kv_dtype(o)});
+  const std::unique_ptr<ModelRuntime> runtime = make_runtime(
+      *model, {.n_kv_blocks = n_blocks, .n_threads = o.threads, .kv_dtype = kv_dtype(o),
+               .backend = parse_backend(o.backend)});
   EngineStats before;
   ConcurrencyBenchResult result;
   EngineStats after;
   {
-    Engine engine(runtime.backend(), runtime.kv_blocks(), model->tokenizer(),
+    Engine engine(runtime->backend(), runtime->kv_blocks(), model->tokenizer(),
                   {.scheduler = {.max_running = o.concurrency,
-                                 .model_fingerprint = model_fingerprint(model->file(), runtime.kv_layout())}});
+                                 .model_fingerprint = model_fingerprint(model->file(), runtime->kv_layout())}});
     // A short warm-up faults the mapped weights in and sizes every buffer; its
     // random prompt (another seed) shares no block with the measured ones.
     run_concurrency_bench(engine, static_cast<int32_t>(config.n_vocab),
@@ -175,8 +236,6 @@ void bench_concurrency(const BenchOptions& o) {
     result = run_concurrency_bench(engine, static_cast<int32_t>(config.n_vocab), load);
     after = engine.stats();
   }
-  const DecodeCeiling ceiling = measure_decode_ceiling(*model, runtime.threads());
-
   // Aggregate rates over the whole run's wall time (first submit to last
   // finish), prefill included, as a client sees them: decode_tok_s counts
   // generated tokens only, total_tok_s prompt plus generated tokens.
@@ -185,11 +244,10 @@ void bench_concurrency(const BenchOptions& o) {
       static_cast<double>(result.n_prompt_tokens + result.n_generated_tokens) / result.wall_seconds;
 
   nlohmann::ordered_json out;
-  out["bench"] = "cpu_concurrency";
+  out["bench"] = runtime->on_gpu() ? "cuda_concurrency" : "cpu_concurrency";
   out["model"] = o.model_path;
   out["arch"] = architecture_name(config.arch);
-  out["threads"] = runtime.threads().n_threads();
-  out["simd"] = cpu_simd_name(selected_cpu_simd());
+  out["backend"] = runtime->description();
   out["kv_type"] = o.kv_type;
   out["requests"] = load.n_requests;
   out["concurrency"] = load.concurrency;
@@ -210,7 +268,9 @@ void bench_concurrency(const BenchOptions& o) {
                    {"preemptions", after.n_preemptions - before.n_preemptions}};
   // Batching can beat the single-stream ceiling: one weight read serves a
   // token of every running sequence.
-  put_ceiling(out, ceiling, decode_tok_s);
+  put_runtime_ceilings(out, *runtime, *model, decode_tok_s,
+                       static_cast<double>(o.prompt_tokens) + static_cast<double>(o.gen_tokens) / 2,
+                       std::nullopt, o.prompt_tokens);
   std::cout << out.dump(2) << "\n";
 }
 
@@ -250,6 +310,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-t,--threads", o->threads, "Compute threads (default: all cores)");
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")
       ->capture_default_str()->check(CLI::IsMember({"f16", "f32"}));
+  cmd->add_option("--backend", o->backend,
+                  "Where the model runs: auto (CUDA when a GPU can run it), cpu, cuda")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--concurrency", o->concurrency,
                   "Serve through the engine with this many requests in flight")
       ->check(CLI::PositiveNumber);

@@ -14,7 +14,7 @@
 #include <random>
 
 #include "common/log.h"
-#include "engine/cpu/cpu_runtime.h"
+#include "engine/model_runtime.h"
 #include "engine/generation/generator.h"
 #include "engine/model/loaded_model.h"
 #include "service/cli/commands.h"
@@ -45,6 +45,7 @@ struct RunOptions {
   bool json = false;
   int threads = 0;
   std::string kv_type = "f16";
+  std::string backend = "auto";
 };
 
 std::vector<TokenId> encode_prompt(const LoadedModel& model, const RunOptions& o) {
@@ -90,9 +91,10 @@ void run(RunOptions o, const std::atomic<bool>& interrupted) {
     request.max_tokens = std::max<int64_t>(1, std::min(o.max_tokens, model->config().context_length - n_prompt));
   }
   const int64_t n_tokens = n_prompt + request.max_tokens;
-  CpuRuntime runtime(*model, {.n_kv_blocks = KvLayout::for_model(model->config()).blocks_for(n_tokens),
-                              .n_threads = o.threads, .kv_dtype = *kv_type});
-  Generator generator(runtime.backend(), runtime.kv_blocks(), model->tokenizer());
+  const std::unique_ptr<ModelRuntime> runtime = make_runtime(
+      *model, {.n_kv_blocks = KvLayout::for_model(model->config()).blocks_for(n_tokens),
+               .n_threads = o.threads, .kv_dtype = *kv_type, .backend = parse_backend(o.backend)});
+  Generator generator(runtime->backend(), runtime->kv_blocks(), model->tokenizer());
 
   auto stream = [&](std::string_view text) {
     if (o.json) return;
@@ -228,6 +230,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-generation tokens");
   cmd->add_flag("--json", o->json, "Print one JSON object at the end instead of streaming");
   cmd->add_option("-t,--threads", o->threads, "Compute threads (default: all cores)")
+      ->excludes(server);
+  cmd->add_option("--backend", o->backend, "Where the model runs: auto (CUDA when a GPU can run it), cpu, cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str()
       ->excludes(server);
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")
       ->capture_default_str()

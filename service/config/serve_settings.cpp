@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 
@@ -91,6 +92,23 @@ Setting seconds(std::string key, std::string help, double ServeSettings::*field,
           }};
 }
 
+// A share in (0, 1].
+Setting fraction(std::string key, std::string help, double ServeSettings::*field) {
+  return {.key = std::move(key),
+          .value_name = "F",
+          .help = std::move(help),
+          .default_text = str_cat(ServeSettings{}.*field),
+          .parse = [field](ServeSettings& s, std::string_view v) {
+            const std::string text(v);
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size() || !(value > 0.0 && value <= 1.0)) {
+              bad_value(str_cat("'", v, "' is not a fraction in (0, 1]"));
+            }
+            s.*field = value;
+          }};
+}
+
 // One of a few words.
 Setting choice(std::string key, std::string help, std::string ServeSettings::*field,
                std::vector<std::string> allowed) {
@@ -171,6 +189,11 @@ const std::vector<Setting>& settings_table() {
       size("disk-cache-size", "Disk KV cache size cap", &ServeSettings::disk_cache_bytes, 1),
       choice("persist", "Which full KV blocks are written to the disk cache",
              &ServeSettings::persist, {"all", "none"}),
+      choice("backend", "Where the model runs (auto: CUDA when a GPU can run it, else CPU)",
+             &ServeSettings::backend, {"auto", "cpu", "cuda"}),
+      fraction("vram-cache-fraction",
+               "CUDA: share of the VRAM left after the weights for the KV cache",
+               &ServeSettings::vram_cache_fraction),
       with_short_flag(
           "-t", integer("threads", "Compute threads; 0: all cores", &ServeSettings::threads, 0)),
       integer("http-threads", "Threads serving HTTP connections", &ServeSettings::http_threads, 1),

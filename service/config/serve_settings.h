@@ -57,6 +57,9 @@ struct ServeSettings {
                                      // default_cache_dir(); "" (none) disables it
   int64_t disk_cache_bytes = int64_t{16} << 30;  // cap on the disk tier's slab files
   std::string persist = "all";       // "all": write full blocks through to disk; "none"
+  std::string backend = "auto";      // "auto" (CUDA when a GPU can run it), "cpu", "cuda"
+  double vram_cache_fraction = 0.9;  // CUDA: share of the VRAM left after the weights
+                                     // that the KV cache (T0) may take
   int threads = 0;                   // compute threads; 0: all cores
   int http_threads = 2;              // threads running the HTTP connections
   double shutdown_grace_seconds = 10;   // on SIGTERM, running requests may finish this long

@@ -44,7 +44,9 @@ ModelHostOptions model_options(const ServeSettings& s) {
   return {.model_path = s.model, .context_length = s.context_length,
           .host_cache_bytes = s.host_cache_bytes, .max_running = s.max_running,
           .max_batch_tokens = s.max_batch_tokens, .kv_type = kv_type.value_or(WeightType::kF16),
-          .block_tokens = s.block_tokens, .threads = s.threads, .cache_dir = s.cache_dir,
+          .block_tokens = s.block_tokens, .threads = s.threads,
+          .backend = parse_backend(s.backend),
+          .vram_cache_fraction = s.vram_cache_fraction, .cache_dir = s.cache_dir,
           .disk_cache_bytes = s.disk_cache_bytes, .persist = s.persist == "all"};
 }
 

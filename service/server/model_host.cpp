@@ -42,20 +42,24 @@ void ModelHost::load(const std::function<void(const std::string&)>& on_done) {
     int64_t context = config.context_length;
     if (options_.context_length > 0) context = std::min(context, options_.context_length);
     const KvLayout layout = KvLayout::for_model(config, options_.block_tokens, options_.kv_type);
-    kv_blocks_total_ = kv_blocks_for(options_, layout, context);
+    runtime_ = make_runtime(
+        *model_, RuntimeOptions{.n_kv_blocks = kv_blocks_for(options_, layout, context),
+                                .n_kv_blocks_gpu = options_.max_running * layout.blocks_for(context),
+                                .n_threads = options_.threads,
+                                .kv_dtype = options_.kv_type,
+                                .block_tokens = options_.block_tokens,
+                                .backend = options_.backend,
+                                .vram_cache_fraction = options_.vram_cache_fraction});
+    kv_blocks_total_ = runtime_->kv_blocks().n_total();
     context_length_ = std::min(context, kv_blocks_total_ * layout.block_tokens);
-    runtime_ = std::make_unique<CpuRuntime>(
-        *model_, CpuRuntimeOptions{.n_kv_blocks = kv_blocks_total_,
-                                   .n_threads = options_.threads,
-                                   .kv_dtype = options_.kv_type,
-                                   .block_tokens = options_.block_tokens});
     SchedulerOptions scheduler{.max_batch_tokens = options_.max_batch_tokens,
                                .max_running = options_.max_running,
                                .model_fingerprint = model_fingerprint(model_->file(), layout)};
     open_disk_tier(layout, scheduler.model_fingerprint);
     engine_ = std::make_unique<Engine>(
         runtime_->backend(), runtime_->kv_blocks(), model_->tokenizer(),
-        EngineOptions{.scheduler = scheduler, .disk_tier = disk_tier_.get()});
+        EngineOptions{.scheduler = scheduler, .disk_tier = disk_tier_.get(),
+                      .block_mirror = runtime_->block_mirror()});
     log_info("model ready: context ", context_length_, " tokens, KV cache ", kv_blocks_total_,
              " blocks of ", layout.block_tokens, " tokens (",
              (kv_blocks_total_ * layout.block_bytes()) >> 20, " MiB)");

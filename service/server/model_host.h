@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/cpu/cpu_runtime.h"
+#include "engine/model_runtime.h"
 #include "engine/engine.h"
 #include "engine/model/loaded_model.h"
 #include "kernels/weight_type.h"
@@ -32,6 +32,8 @@ struct ModelHostOptions {
   WeightType kv_type = WeightType::kF16;
   int64_t block_tokens = KvLayout::kDefaultBlockTokens;
   int threads = 0;  // 0: all cores
+  BackendChoice backend = BackendChoice::kAuto;
+  double vram_cache_fraction = 0.9;
   // Disk KV tier: the model's blocks go to a folder of cache_dir named for
   // its fingerprint. "" disables it; so does a folder that cannot be used
   // (with a warning: serving goes on without it).
@@ -76,7 +78,7 @@ class ModelHost {
 
   const ModelHostOptions options_;
   std::unique_ptr<LoadedModel> model_;
-  std::unique_ptr<CpuRuntime> runtime_;
+  std::unique_ptr<ModelRuntime> runtime_;
   std::unique_ptr<TierWorker> disk_tier_;  // outlives the engine, which writes through to it
   std::unique_ptr<Engine> engine_;
   int64_t context_length_ = 0;

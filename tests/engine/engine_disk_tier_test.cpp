@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/cpu/cpu_runtime.h"
 #include "tests/engine/engine_test_support.h"
 #include "tiering/tier_worker.h"
 

@@ -91,24 +91,26 @@ GenerateRequest request_for(int i, int64_t n_prompt, int64_t max_tokens, bool sa
   return r;
 }
 
-ModelFingerprint test_fingerprint(const CpuRuntime& runtime) {
+ModelFingerprint test_fingerprint(const ModelRuntime& runtime) {
   return model_fingerprint(test_model().file(), runtime.kv_layout());
 }
 
 EngineUnderTest::EngineUnderTest(const EngineSetup& setup)
-    : runtime_(test_model(), CpuRuntimeOptions{.n_kv_blocks = setup.n_kv_blocks, .n_threads = 2}) {
+    : runtime_(make_runtime(test_model(), RuntimeOptions{.n_kv_blocks = setup.n_kv_blocks,
+                                                         .n_threads = 2,
+                                                         .backend = setup.backend})) {
   SchedulerOptions scheduler = setup.scheduler;
-  scheduler.model_fingerprint = test_fingerprint(runtime_);
+  scheduler.model_fingerprint = test_fingerprint(*runtime_);
   engine_ = std::make_unique<Engine>(
-      runtime_.backend(), runtime_.kv_blocks(), test_model().tokenizer(),
+      runtime_->backend(), runtime_->kv_blocks(), test_model().tokenizer(),
       EngineOptions{.scheduler = scheduler, .check_integrity = true, .on_step = setup.on_step,
-                    .disk_tier = setup.disk_tier});
+                    .disk_tier = setup.disk_tier, .block_mirror = runtime_->block_mirror()});
 }
 
 EngineUnderTest::~EngineUnderTest() {
   shut_down();
-  EXPECT_EQ(runtime_.kv_blocks().n_free(), runtime_.kv_blocks().n_total());
-  runtime_.kv_blocks().check_integrity();
+  EXPECT_EQ(runtime_->kv_blocks().n_free(), runtime_->kv_blocks().n_total());
+  runtime_->kv_blocks().check_integrity();
 }
 
 EngineStats EngineUnderTest::shut_down() {
@@ -131,8 +133,8 @@ Outcome run_one(EngineUnderTest& e, const GenerateRequest& request) {
 }
 
 std::vector<Outcome> run_alone(const std::vector<GenerateRequest>& requests,
-                               const SchedulerOptions& scheduler) {
-  EngineUnderTest e(EngineSetup{.scheduler = scheduler});
+                               const SchedulerOptions& scheduler, BackendChoice backend) {
+  EngineUnderTest e(EngineSetup{.scheduler = scheduler, .backend = backend});
   std::vector<Outcome> outcomes;
   for (const GenerateRequest& r : requests) outcomes.push_back(run_one(e, r));
   return outcomes;

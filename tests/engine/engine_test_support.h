@@ -1,5 +1,5 @@
 // What the Engine tests share: a tiny random llama (hidden 64, 2 layers, the
-// llama2 tokenizer) on the CPU backend, requests of seeded random prompts, a
+// llama2 tokenizer) on the CPU backend (or another), requests of seeded random prompts, a
 // collector of their events, and an engine whose pool must be entirely free
 // once it is gone.
 #pragma once
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu/cpu_runtime.h"
+#include "engine/model_runtime.h"
 #include "engine/engine.h"
 #include "engine/model/loaded_model.h"
 
@@ -55,6 +55,7 @@ struct EngineSetup {
   SchedulerOptions scheduler{};
   std::function<void(const StepReport&)> on_step = nullptr;
   TierWorker* disk_tier = nullptr;
+  BackendChoice backend = BackendChoice::kCpu;
 };
 
 // A runtime and an engine over it; the pool must be all free after the engine.
@@ -63,26 +64,27 @@ class EngineUnderTest {
   explicit EngineUnderTest(const EngineSetup& setup);
   ~EngineUnderTest();
   Engine& engine() { return *engine_; }
-  const CpuRuntime& runtime() const { return runtime_; }
+  const ModelRuntime& runtime() const { return *runtime_; }
   // Waits until no request is left (the stats snapshot is published after a
   // step's events, so a final event can come before its step's stats), then
   // joins the engine thread. Returns the last stats.
   EngineStats shut_down();
 
  private:
-  CpuRuntime runtime_;
+  std::unique_ptr<ModelRuntime> runtime_;
   std::unique_ptr<Engine> engine_;
   EngineStats last_stats_;
 };
 
 // The fingerprint an Engine on the test model with this runtime must use.
-ModelFingerprint test_fingerprint(const CpuRuntime& runtime);
+ModelFingerprint test_fingerprint(const ModelRuntime& runtime);
 
 // Runs one request on `e` and waits for it.
 Outcome run_one(EngineUnderTest& e, const GenerateRequest& request);
 // Each request alone, one after another, on a roomy engine.
 std::vector<Outcome> run_alone(const std::vector<GenerateRequest>& requests,
-                               const SchedulerOptions& scheduler = {});
+                               const SchedulerOptions& scheduler = {},
+                               BackendChoice backend = BackendChoice::kCpu);
 std::map<int, Outcome> run_together(EngineUnderTest& e,
                                     const std::vector<GenerateRequest>& requests);
 

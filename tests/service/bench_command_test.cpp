@@ -112,7 +112,7 @@ TEST_F(BenchCommandTest, ConcurrencyDefaultsRequestsToConcurrency) {
 TEST_F(BenchCommandTest, SingleSequenceModeKeepsItsKeys) {
   nlohmann::json out = bench_json("--prompt-tokens 32 --gen-tokens 4");
   EXPECT_EQ(out["bench"], "cpu");
-  for (const char* key : {"model", "arch", "threads", "simd", "kv_type", "prompt_tokens", "prefill_tok_s",
+  for (const char* key : {"model", "arch", "backend", "threads", "simd", "kv_type", "prompt_tokens", "prefill_tok_s",
                           "gen_tokens", "decode_tok_s", "decode_weight_bytes", "read_gb_per_s",
                           "decode_ceiling_tok_s", "decode_ratio_to_ceiling"}) {
     EXPECT_TRUE(out.contains(key)) << key;

@@ -271,6 +271,12 @@ TEST(ServeSettingsTest, ErrorsNameTheSourceAndLine) {
             "--idle-timeout-seconds: 'inf' is not a number of seconds");
   EXPECT_EQ(error_of({"-m", "/a.gguf", "--kv-type", "q8_0"}),
             "--kv-type: 'q8_0' is not one of: f16, f32");
+  EXPECT_EQ(error_of({"-m", "/a.gguf", "--backend", "rocm"}),
+            "--backend: 'rocm' is not one of: auto, cpu, cuda");
+  EXPECT_EQ(error_of({"-m", "/a.gguf", "--vram-cache-fraction", "1.5"}),
+            "--vram-cache-fraction: '1.5' is not a fraction in (0, 1]");
+  EXPECT_EQ(error_of(m, {{"STRATA_VRAM_CACHE_FRACTION", "0"}}),
+            "STRATA_VRAM_CACHE_FRACTION: '0' is not a fraction in (0, 1]");
   EXPECT_EQ(error_of({"-m", "/a.gguf", "--allowed-hosts", "http://box.lan/"}),
             "--allowed-hosts: 'http://box.lan/' is not a host name: write it as it appears in the "
             "URL, without scheme or path, e.g. 'box.lan'");
@@ -343,6 +349,8 @@ std::map<std::string, Sample> samples(const std::string& key_file) {
       {"disk-cache-size", {"8G", [](S s) { return s.disk_cache_bytes == int64_t{8} << 30; }}},
       {"persist", {"none", [](S s) { return s.persist == "none"; }}},
       {"kv-type", {"f32", [](S s) { return s.kv_type == "f32"; }}},
+      {"backend", {"cpu", [](S s) { return s.backend == "cpu"; }}},
+      {"vram-cache-fraction", {"0.5", [](S s) { return s.vram_cache_fraction == 0.5; }}},
       {"threads", {"6", [](S s) { return s.threads == 6; }}},
       {"http-threads", {"4", [](S s) { return s.http_threads == 4; }}},
       {"shutdown-grace-seconds", {"0", [](S s) { return s.shutdown_grace_seconds == 0; }}},

@@ -1,0 +1,247 @@
+#include "engine/cuda/cuda_backend.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "common/check.h"
+#include "engine/cpu/token_batch.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_ops.h"
+
+namespace strata {
+namespace {
+
+// Arena slots start on this boundary (any is correct; this keeps every
+// block's K and V runs aligned for vector loads).
+constexpr int64_t kSlotAlignment = 256;
+
+CudaKvArena arena_view(const KvLayout& layout, std::byte* base) {
+  return CudaKvArena{.base = base,
+                     .slot_bytes = (layout.block_bytes() + kSlotAlignment - 1) / kSlotAlignment *
+                                   kSlotAlignment,
+                     .block_tokens = layout.block_tokens,
+                     .n_kv_heads = layout.n_kv_heads,
+                     .head_dim = layout.head_dim,
+                     .dtype = layout.dtype,
+                     .head_bytes = layout.head_bytes(),
+                     .part_bytes = layout.part_bytes(),
+                     .layer_bytes = layout.layer_bytes()};
+}
+
+// Grows a cudaHostAlloc'd buffer to hold at least `bytes` (contents lost).
+template <typename T>
+void reserve_pinned(T*& buffer, size_t& capacity, size_t count) {
+  if (count <= capacity) return;
+  if (buffer != nullptr) STRATA_CUDA_CHECK(cudaFreeHost(buffer));
+  buffer = nullptr;
+  capacity = 0;
+  STRATA_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&buffer), count * sizeof(T),
+                                  cudaHostAllocDefault));
+  capacity = count;
+}
+
+void reserve_floats(DeviceBuffer& buffer, int64_t n) {
+  buffer.reserve(static_cast<size_t>(n) * sizeof(float));
+}
+
+}  // namespace
+
+int64_t CudaBackend::slot_bytes(const KvLayout& layout) {
+  return arena_view(layout, nullptr).slot_bytes;
+}
+
+CudaBackend::CudaBackend(const CudaModelWeights& weights, const ModelConfig& config,
+                         const KvLayout& layout, const BlockPool& kv_blocks)
+    : config_(config),
+      layout_(layout),
+      kv_blocks_(kv_blocks),
+      stream_([] {
+        cudaStream_t stream = nullptr;
+        STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        return stream;
+      }()),
+      weights_(weights),
+      kv_arena_(static_cast<size_t>(arena_view(layout, nullptr).slot_bytes * kv_blocks.n_total())),
+      arena_view_(arena_view(layout, static_cast<std::byte*>(kv_arena_.data()))),
+      matmul_(stream_) {
+  STRATA_CHECK(layout.n_layers == config_.n_layers && layout.n_kv_heads == config_.n_kv_heads &&
+                   layout.head_dim == config_.head_dim,
+               "KV layout does not match the model");
+  STRATA_CHECK(kv_blocks.block_bytes() >= layout.block_bytes(), "pool blocks of ",
+               kv_blocks.block_bytes(), " bytes, layout needs ", layout.block_bytes());
+}
+
+CudaBackend::~CudaBackend() {
+  cudaStreamSynchronize(stream_);
+  if (meta_pinned_ != nullptr) cudaFreeHost(meta_pinned_);
+  if (logits_pinned_ != nullptr) cudaFreeHost(logits_pinned_);
+  cudaStreamDestroy(stream_);
+}
+
+void CudaBackend::resize_activations(int64_t n_rows, int64_t n_logit_rows) {
+  const ModelConfig& c = config_;
+  if (n_rows > rows_capacity_) {
+    reserve_floats(act_.x, n_rows * c.n_embd);
+    reserve_floats(act_.xn, n_rows * c.n_embd);
+    reserve_floats(act_.q, n_rows * c.n_heads * c.head_dim);
+    reserve_floats(act_.k, n_rows * c.n_kv_heads * c.head_dim);
+    reserve_floats(act_.v, n_rows * c.n_kv_heads * c.head_dim);
+    reserve_floats(act_.attn, n_rows * c.n_heads * c.head_dim);
+    reserve_floats(act_.proj, n_rows * c.n_embd);
+    reserve_floats(act_.gate, n_rows * c.n_ffn);
+    reserve_floats(act_.up, n_rows * c.n_ffn);
+    rows_capacity_ = n_rows;
+  }
+  if (n_logit_rows > logit_rows_capacity_) {
+    reserve_floats(act_.head_in, n_logit_rows * c.n_embd);
+    reserve_floats(act_.logits, n_logit_rows * c.n_vocab);
+    reserve_pinned(logits_pinned_, logits_pinned_capacity_,
+                   static_cast<size_t>(n_logit_rows * c.n_vocab));
+    logit_rows_capacity_ = n_logit_rows;
+  }
+}
+
+// Packs the step's int32 arrays into one buffer and copies it up in one go:
+//   tokens, positions [n_rows] | logit_rows | block_ids | seq_block_start,
+//   seq_first_row [n_seqs + 1] | seq_n_past [n_seqs] | row_seq [n_rows]
+void CudaBackend::upload_step(const TokenBatch& flat) {
+  std::vector<int32_t>& m = meta_host_;
+  m.clear();
+  auto mark = [&] { return m.size(); };
+  auto narrow = [](int64_t v) { return static_cast<int32_t>(v); };
+  const size_t tokens_at = mark();
+  m.insert(m.end(), flat.tokens.begin(), flat.tokens.end());
+  const size_t positions_at = mark();
+  for (int64_t p : flat.positions) m.push_back(narrow(p));
+  const size_t logit_rows_at = mark();
+  for (int64_t r : flat.logit_rows) m.push_back(narrow(r));
+  const size_t block_ids_at = mark();
+  for (const TokenBatch::Sequence& s : flat.sequences) m.insert(m.end(), s.blocks.begin(), s.blocks.end());
+  const size_t seq_block_start_at = mark();
+  int64_t n_blocks = 0;
+  m.push_back(0);
+  for (const TokenBatch::Sequence& s : flat.sequences) {
+    n_blocks += static_cast<int64_t>(s.blocks.size());
+    m.push_back(narrow(n_blocks));
+  }
+  const size_t seq_first_row_at = mark();
+  for (const TokenBatch::Sequence& s : flat.sequences) m.push_back(narrow(s.first_row));
+  m.push_back(narrow(flat.n_rows()));
+  const size_t seq_n_past_at = mark();
+  int64_t max_seq_rows = 0;
+  int64_t max_seq_keys = 0;
+  for (const TokenBatch::Sequence& s : flat.sequences) {
+    m.push_back(narrow(s.n_past));
+    max_seq_rows = std::max(max_seq_rows, s.n_rows);
+    max_seq_keys = std::max(max_seq_keys, s.n_past + s.n_rows);
+  }
+  const size_t row_seq_at = mark();
+  for (size_t s = 0; s < flat.sequences.size(); ++s) {
+    m.insert(m.end(), static_cast<size_t>(flat.sequences[s].n_rows), static_cast<int32_t>(s));
+  }
+
+  reserve_pinned(meta_pinned_, meta_pinned_capacity_, m.size());
+  std::memcpy(meta_pinned_, m.data(), m.size() * sizeof(int32_t));
+  meta_device_.reserve(m.size() * sizeof(int32_t));
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(meta_device_.data(), meta_pinned_, m.size() * sizeof(int32_t),
+                                    cudaMemcpyHostToDevice, stream_));
+  const int32_t* d = meta_device_.as<int32_t>();
+  meta_ = MetaViews{.tokens = d + tokens_at, .positions = d + positions_at,
+                    .logit_rows = d + logit_rows_at};
+  attention_batch_ = CudaAttentionBatch{.block_ids = d + block_ids_at,
+                                        .seq_block_start = d + seq_block_start_at,
+                                        .seq_first_row = d + seq_first_row_at,
+                                        .seq_n_past = d + seq_n_past_at,
+                                        .row_seq = d + row_seq_at,
+                                        .n_seqs = static_cast<int64_t>(flat.sequences.size()),
+                                        .n_rows = flat.n_rows(),
+                                        .max_seq_rows = max_seq_rows,
+                                        .max_seq_keys = max_seq_keys};
+}
+
+void CudaBackend::forward(std::span<const BatchSequence> batch, std::vector<float>& logits) {
+  const ModelConfig& c = config_;
+  const TokenBatch flat = flatten_batch(batch, c.n_vocab, layout_, kv_blocks_);
+  const int64_t n_rows = flat.n_rows();
+  const int64_t n_logit_rows = static_cast<int64_t>(flat.logit_rows.size());
+  logits.resize(static_cast<size_t>(n_logit_rows * c.n_vocab));
+  if (n_rows == 0) return;
+  STRATA_CHECK(flat.positions.back() < (int64_t{1} << 31), "position beyond int32");
+  resize_activations(n_rows, n_logit_rows);
+  upload_step(flat);
+
+  cuda_gather_rows(weights_.token_embd(), meta_.tokens, n_rows, act_.x.as<float>(), stream_);
+  cuda_rms_norm(act_.x.as<float>(), weights_.layers()[0].attn_norm.as<float>(), c.rms_norm_eps,
+                n_rows, c.n_embd, act_.xn.as<float>(), stream_);
+  for (int64_t layer = 0; layer < c.n_layers; ++layer) run_layer(layer, n_rows);
+
+  // The LM head, only for the rows whose logits are wanted.
+  cuda_rms_norm(act_.x.as<float>(), weights_.output_norm(), c.rms_norm_eps, n_logit_rows,
+                c.n_embd, act_.head_in.as<float>(), stream_, meta_.logit_rows);
+  matmul_.run(weights_.output(), act_.head_in.as<float>(), n_logit_rows, act_.logits.as<float>());
+  const size_t n_logits = static_cast<size_t>(n_logit_rows * c.n_vocab);
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(logits_pinned_, act_.logits.data(), n_logits * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream_));
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  std::memcpy(logits.data(), logits_pinned_, n_logits * sizeof(float));
+}
+
+void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
+  const ModelConfig& c = config_;
+  const CudaLayerWeights& w = weights_.layers()[static_cast<size_t>(layer_index)];
+  const RopeStyle rope_style =
+      c.rope_ordering == RopeOrdering::kNormal ? RopeStyle::kNormal : RopeStyle::kNeox;
+  float* xn = act_.xn.as<float>();
+
+  // Attention: xn holds attn_norm(x) on entry.
+  matmul_.run(w.wq, xn, n_rows, act_.q.as<float>());
+  matmul_.run(w.wk, xn, n_rows, act_.k.as<float>());
+  matmul_.run(w.wv, xn, n_rows, act_.v.as<float>());
+  cuda_finish_qk(act_.q.as<float>(), n_rows, c.n_heads, c.head_dim, w.bq.as<float>(),
+                 w.q_norm.as<float>(), c.rms_norm_eps, meta_.positions, weights_.rope_inv_freqs(),
+                 rope_style, stream_);
+  cuda_finish_qk(act_.k.as<float>(), n_rows, c.n_kv_heads, c.head_dim, w.bk.as<float>(),
+                 w.k_norm.as<float>(), c.rms_norm_eps, meta_.positions, weights_.rope_inv_freqs(),
+                 rope_style, stream_);
+  if (w.bv.data() != nullptr) {
+    cuda_add_bias(act_.v.as<float>(), w.bv.as<float>(), n_rows, c.n_kv_heads * c.head_dim, stream_);
+  }
+  cuda_write_kv(arena_view_, attention_batch_, layer_index, act_.k.as<float>(), act_.v.as<float>(),
+                stream_);
+  cuda_attention(arena_view_, attention_batch_, layer_index, c.n_heads,
+                 1.0f / std::sqrt(static_cast<float>(c.head_dim)), act_.q.as<float>(),
+                 act_.attn.as<float>(), attention_workspace_, stream_);
+  matmul_.run(w.wo, act_.attn.as<float>(), n_rows, act_.proj.as<float>());
+  cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), w.ffn_norm.as<float>(),
+                    c.rms_norm_eps, n_rows, c.n_embd, xn, stream_);
+
+  // SwiGLU feed-forward.
+  matmul_.run(w.w_gate, xn, n_rows, act_.gate.as<float>());
+  matmul_.run(w.w_up, xn, n_rows, act_.up.as<float>());
+  cuda_silu_mul(act_.gate.as<float>(), act_.up.as<float>(), n_rows * c.n_ffn, stream_);
+  matmul_.run(w.w_down, act_.gate.as<float>(), n_rows, act_.proj.as<float>());
+  const bool last = layer_index + 1 == c.n_layers;
+  // After the last layer xn is unused: the LM head norms only the rows it needs.
+  const float* next_norm =
+      last ? nullptr : weights_.layers()[static_cast<size_t>(layer_index + 1)].attn_norm.as<float>();
+  cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), next_norm, c.rms_norm_eps, n_rows,
+                    c.n_embd, xn, stream_);
+}
+
+void CudaBackend::copy_block_to_host(BlockId id, std::byte* host) {
+  STRATA_CHECK(id >= 0 && id < kv_blocks_.n_total(), "block ", id);
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(host, arena_view_.base + id * arena_view_.slot_bytes,
+                                    static_cast<size_t>(layout_.block_bytes()),
+                                    cudaMemcpyDeviceToHost, stream_));
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy_block_to_device(BlockId id, const std::byte* host) {
+  STRATA_CHECK(id >= 0 && id < kv_blocks_.n_total(), "block ", id);
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(arena_view_.base + id * arena_view_.slot_bytes, host,
+                                    static_cast<size_t>(layout_.block_bytes()),
+                                    cudaMemcpyHostToDevice, stream_));
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+}  // namespace strata

@@ -1,0 +1,94 @@
+// CudaBackend: the batched forward pass of llama / qwen2 / qwen3 on an NVIDIA
+// GPU, computing what CpuBackend computes (same formulas, f32 activations),
+// with the weights and the KV blocks in VRAM. The KV blocks live in the T0
+// arena: slot b of the arena is BlockId b of the host BlockPool the engine
+// allocates from, which mirrors it for moves to and from the disk tier
+// (copy_block_to_host / copy_block_to_device).
+//
+// One step is one stream of kernel launches: the step's metadata goes up in
+// one copy, the logits rows come down in one copy, and forward() returns
+// when they have arrived.
+//
+// Threads: the engine thread only. The current CUDA device is the one the
+// backend was built on.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/cuda/cuda_model_weights.h"
+#include "engine/kv_layout.h"
+#include "kernels/cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_matmul.h"
+#include "kernels/cuda/device_buffer.h"
+#include "tiering/block_mirror.h"
+#include "tiering/block_pool.h"
+
+namespace strata {
+
+struct TokenBatch;
+
+class CudaBackend final : public Backend, public BlockMirror {
+ public:
+  // Allocates the KV arena of kv_blocks.n_total() slots (CudaError when
+  // VRAM is short). weights and kv_blocks must outlive the backend.
+  CudaBackend(const CudaModelWeights& weights, const ModelConfig& config, const KvLayout& layout,
+              const BlockPool& kv_blocks);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  const ModelConfig& config() const override { return config_; }
+  const KvLayout& kv_layout() const override { return layout_; }
+  void forward(std::span<const BatchSequence> batch, std::vector<float>& logits) override;
+
+  // The block's bytes between the arena and host memory (synchronous).
+  void copy_block_to_host(BlockId id, std::byte* host) override;
+  void copy_block_to_device(BlockId id, const std::byte* host) override;
+
+  int64_t kv_arena_bytes() const { return static_cast<int64_t>(kv_arena_.bytes()); }
+  // Bytes of one arena slot (a block, padded for alignment).
+  static int64_t slot_bytes(const KvLayout& layout);
+
+ private:
+  void upload_step(const TokenBatch& flat);
+  void resize_activations(int64_t n_rows, int64_t n_logit_rows);
+  void run_layer(int64_t layer_index, int64_t n_rows);
+
+  ModelConfig config_;
+  KvLayout layout_;
+  const BlockPool& kv_blocks_;
+  cudaStream_t stream_ = nullptr;
+  const CudaModelWeights& weights_;
+  DeviceBuffer kv_arena_;
+  CudaKvArena arena_view_;
+  CudaMatmul matmul_;
+  DeviceBuffer attention_workspace_;
+
+  // Activations of one step (rows = the step's new tokens), grown as needed.
+  struct Activations {
+    DeviceBuffer x, xn, q, k, v, attn, proj, gate, up, head_in, logits;
+  } act_;
+  int64_t rows_capacity_ = 0;
+  int64_t logit_rows_capacity_ = 0;
+
+  // Step metadata: int32 arrays packed into one buffer (see upload_step).
+  std::vector<int32_t> meta_host_;
+  int32_t* meta_pinned_ = nullptr;  // cudaHostAlloc'd staging of meta_host_
+  size_t meta_pinned_capacity_ = 0;
+  DeviceBuffer meta_device_;
+  struct MetaViews {
+    const int32_t* tokens = nullptr;
+    const int32_t* positions = nullptr;
+    const int32_t* logit_rows = nullptr;
+  } meta_;
+  CudaAttentionBatch attention_batch_;
+  float* logits_pinned_ = nullptr;  // cudaHostAlloc'd landing of the logits rows
+  size_t logits_pinned_capacity_ = 0;
+};
+
+}  // namespace strata

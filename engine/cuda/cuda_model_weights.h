@@ -1,0 +1,53 @@
+// CudaModelWeights: a model's weights uploaded to VRAM once at start — the
+// matrices in the CUDA kernels' layout (CudaWeightMatrix, values bit for bit
+// the file's), the norms, biases and RoPE frequencies as f32 arrays.
+//
+// Threads: built on one thread; immutable after, read by kernels.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/model/model_weights.h"
+#include "kernels/cuda/cuda_weights.h"
+#include "kernels/cuda/device_buffer.h"
+
+namespace strata {
+
+struct CudaLayerWeights {
+  DeviceBuffer attn_norm;
+  CudaWeightMatrix wq, wk, wv;
+  DeviceBuffer bq, bk, bv;        // qwen2; empty otherwise
+  DeviceBuffer q_norm, k_norm;    // qwen3; empty otherwise
+  CudaWeightMatrix wo;
+  DeviceBuffer ffn_norm;
+  CudaWeightMatrix w_gate, w_up, w_down;
+};
+
+class CudaModelWeights {
+ public:
+  // Throws CudaError when the weights do not fit in VRAM.
+  explicit CudaModelWeights(const ModelWeights& weights);
+
+  const std::vector<CudaLayerWeights>& layers() const { return layers_; }
+  const CudaWeightMatrix& token_embd() const { return token_embd_; }
+  const CudaWeightMatrix& output() const { return tied_ ? token_embd_ : output_; }
+  const float* output_norm() const { return output_norm_.as<float>(); }
+  const float* rope_inv_freqs() const { return rope_inv_freqs_.as<float>(); }
+  int64_t device_bytes() const { return device_bytes_; }
+
+ private:
+  bool tied_ = false;
+  CudaWeightMatrix token_embd_;
+  CudaWeightMatrix output_;
+  DeviceBuffer output_norm_;
+  DeviceBuffer rope_inv_freqs_;  // [head_dim / 2]
+  std::vector<CudaLayerWeights> layers_;
+  int64_t device_bytes_ = 0;
+};
+
+// A device copy of values (empty buffer for an empty span).
+DeviceBuffer upload_floats(std::span<const float> values);
+
+}  // namespace strata

@@ -1,0 +1,50 @@
+// Matrix products with weights in VRAM, straight from their quantized blocks.
+//
+//   y[t * n_rows + r] = dot(row r of w, x[t * row_length, + row_length))
+//
+// for every token t < n_tokens; x and y are device f32 arrays. Two paths:
+// - few tokens (decode): a matrix-vector kernel reads each weight once for
+//   all the tokens of the step and dequantizes in registers;
+// - many tokens (prefill): tensor cores through cuBLAS (F16 / BF16 weights
+//   directly; quantized weights dequantized to f16 tiles first).
+//
+// Threads: one CudaMatmul per stream; not thread-safe.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_weights.h"
+#include "kernels/cuda/device_buffer.h"
+
+namespace strata {
+
+class CudaMatmul {
+ public:
+  // Token counts up to this use the matrix-vector kernel.
+  static constexpr int64_t kMaxVectorTokens = 8;
+
+  explicit CudaMatmul(cudaStream_t stream);
+  ~CudaMatmul();
+  CudaMatmul(const CudaMatmul&) = delete;
+  CudaMatmul& operator=(const CudaMatmul&) = delete;
+
+  // Enqueues the product on the stream (asynchronous). x and y must not
+  // overlap; n_tokens >= 1.
+  void run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y);
+
+ private:
+  cudaStream_t stream_;
+  void* cublas_ = nullptr;    // cublasHandle_t
+  DeviceBuffer half_weights_;  // dequantized weights for the cuBLAS path
+  DeviceBuffer half_inputs_;   // x converted to f16 / bf16 for the cuBLAS path
+};
+
+// out[i * row_length, + row_length) = row rows[i] of w as f32, for i < n_rows;
+// rows is a device array of n_rows indices in [0, w.n_rows()). The embedding
+// lookup. Asynchronous on `stream`.
+void cuda_gather_rows(const CudaWeightMatrix& w, const int32_t* rows, int64_t n_rows,
+                      float* out, cudaStream_t stream);
+
+}  // namespace strata

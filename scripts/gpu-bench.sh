@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: the issue-7 figures for docs/BENCHMARKS.md.
+# Llama-3.2-1B- and Llama-3.1-8B-shaped models (random weights, the Llama 3
+# tokenizer), the SHAPE:TYPE list in $SPECS: batch-1 decode against the
+# copy-bandwidth roofline, prefill of 512 and 4,096 tokens against the bf16
+# GEMM rate, and aggregate decode at 8, 32 and 64 concurrent sequences. Every
+# `strata bench` prints its ceilings measured in the same run.
+# Build here first (scripts/build-device.sh), carry build-device/carry, then:
+#   scripts/device-unpack.sh && scripts/gpu-bench.sh OUT_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out_dir=${1:?usage: gpu-bench.sh OUT_DIR}
+strata=build-device/bin/strata
+mkdir -p "$out_dir"
+results=$out_dir/gpu-bench.jsonl
+
+bench() {  # label model args...
+  local label=$1 model=$2
+  shift 2
+  echo "== $label $*" >&2
+  "$strata" bench -m "$model" --backend cuda "$@" 2>>"$out_dir/gpu-bench.log" |
+    python3 -c "import json,sys; d=json.load(sys.stdin); d['label']='$label'; print(json.dumps(d))" \
+      >>"$results"
+}
+
+for spec in ${SPECS:-1b:f16 1b:q8_0 1b:q4_k 8b:q4_k 8b:q8_0 8b:f16}; do
+  shape=${spec%%:*} type=${spec#*:}
+  model=$(scripts/make-bench-model.sh "$shape" "$type")
+  bench "$shape-$type-p512" "$model" --prompt-tokens 512 --gen-tokens 128
+  bench "$shape-$type-p4096" "$model" --prompt-tokens 4096 --gen-tokens 8
+  for n in ${CONCURRENCY:-8 32 64}; do
+    bench "$shape-$type-c$n" "$model" --concurrency "$n" --prompt-tokens 128 --gen-tokens 128
+  done
+  rm -f "$model"  # the machine's disk holds a few models, not all
+done
+
+python3 - "$results" <<'PY'
+import json, sys
+print(f"{'run':24} {'prefill tok/s':>14} {'of GEMM':>8} {'decode tok/s':>13} {'of roofline':>12}")
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    print(f"{d['label']:24} {d.get('prefill_tok_s', 0):14.0f} {d.get('prefill_ratio_to_gemm', 0):8.2f} "
+          f"{d['decode_tok_s']:13.1f} {d.get('decode_ratio_to_ceiling', 0):12.2f}")
+print("copy GB/s", d.get("copy_gb_per_s"), "gemm TFLOP/s", d.get("gemm_tflops"))
+PY

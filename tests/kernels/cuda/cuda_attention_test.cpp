@@ -1,0 +1,426 @@
+// cuda_write_kv and cuda_attention against the CPU reference: the same
+// random blocks (shuffled, non-contiguous block tables, spare slots no
+// sequence owns), the new rows' K/V written on the host as the CPU backend
+// writes them, then attention_paged per (sequence, query head). Covers
+// decode batches, prefill chunks (fresh and continuing a cached prefix),
+// mixed batches, GQA groups, head dims, block sizes and both KV dtypes.
+// Each test skips without a CUDA device.
+#include "kernels/cuda/cuda_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/kv_layout.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/fp16.h"
+#include "tests/kernels/cuda/cuda_test_support.h"
+
+namespace strata {
+namespace {
+
+using testing::cuda_available;
+using testing::poisoned_floats;
+using testing::random_floats;
+using testing::relative_error;
+using testing::to_device;
+using testing::to_host;
+
+// Per query row, over all its heads: ||cuda - cpu|| / ||cpu||. Both sides
+// read the same stored K/V values (the f16 rounding is done once, the same
+// way), so only f32 rounding separates them: the CPU's own sums over up to
+// 8k keys, summation order, __expf against std::exp. An exact emulation of
+// both kernels measured at most 2.3e-6 on these cases.
+// f32 kernel (f32 K/V, or head dims other than 64/128): f32 throughout.
+constexpr double kF32Tolerance = 2e-5;
+// Tensor-core kernel (f16 K/V, head_dim 64 or 128): q * scale and the
+// probabilities enter the mma as hi + lo f16 pairs (~2^-22 relative each);
+// the tensor cores accumulate in f32 but truncate, ~1e-5 at most over the
+// <= ~1000-key runs one block accumulates here. Dropping the lo half of q
+// or of p (plain f16 operands) gives up to 3.4e-4 or 2.1e-4 on these cases,
+// which this must catch.
+constexpr double kTensorCoreTolerance = 5e-5;
+
+// 2 layers, checked in layer 1: a write or read in the wrong layer lands in
+// other bytes of the slot (or of the next slot).
+constexpr int64_t kLayers = 2;
+constexpr int64_t kLayer = 1;
+constexpr int64_t kSpareSlots = 5;  // slots that no sequence owns: must stay untouched
+
+struct Seq {
+  int64_t n_past = 0;  // cached tokens before this step
+  int64_t n_rows = 0;  // new tokens this step
+};
+
+struct Shape {
+  int64_t n_kv_heads = 2;
+  int64_t group = 4;  // query heads per kv head
+  int64_t head_dim = 128;
+  int64_t block_tokens = 16;
+  WeightType dtype = WeightType::kF16;
+
+  int64_t n_heads() const { return n_kv_heads * group; }
+  bool tensor_cores() const {
+    return dtype == WeightType::kF16 && (head_dim == 64 || head_dim == 128);
+  }
+};
+
+std::string describe(const Shape& shape, const std::vector<Seq>& seqs) {
+  std::ostringstream s;
+  s << (shape.dtype == WeightType::kF16 ? "f16" : "f32") << " head_dim " << shape.head_dim
+    << " kv_heads " << shape.n_kv_heads << " group " << shape.group << " block_tokens "
+    << shape.block_tokens << "; sequences (n_past+rows):";
+  for (const Seq& seq : seqs) s << " " << seq.n_past << "+" << seq.n_rows;
+  return s.str();
+}
+
+// The step's batch as the engine flattens it (CudaAttentionBatch, on the host).
+struct HostBatch {
+  std::vector<int32_t> block_ids;
+  std::vector<int32_t> seq_block_start;  // [n_seqs + 1]
+  std::vector<int32_t> seq_first_row;    // [n_seqs + 1]
+  std::vector<int32_t> seq_n_past;
+  std::vector<int32_t> row_seq;
+  int64_t n_slots = 0;
+  int64_t max_seq_rows = 0;
+  int64_t max_seq_keys = 0;
+
+  int64_t n_seqs() const { return static_cast<int64_t>(seq_n_past.size()); }
+  int64_t n_rows() const { return static_cast<int64_t>(row_seq.size()); }
+};
+
+HostBatch make_batch(const std::vector<Seq>& seqs, const KvLayout& layout, std::mt19937& rng) {
+  HostBatch b;
+  int64_t n_blocks = 0;
+  for (const Seq& seq : seqs) n_blocks += layout.blocks_for(seq.n_past + seq.n_rows);
+  b.n_slots = n_blocks + kSpareSlots;
+  std::vector<int32_t> slots(static_cast<size_t>(b.n_slots));
+  std::iota(slots.begin(), slots.end(), 0);
+  std::shuffle(slots.begin(), slots.end(), rng);
+  b.seq_block_start.push_back(0);
+  b.seq_first_row.push_back(0);
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const int64_t n_keys = seqs[s].n_past + seqs[s].n_rows;
+    for (int64_t i = 0; i < layout.blocks_for(n_keys); ++i) {
+      b.block_ids.push_back(slots[b.block_ids.size()]);
+    }
+    b.seq_block_start.push_back(static_cast<int32_t>(b.block_ids.size()));
+    b.seq_n_past.push_back(static_cast<int32_t>(seqs[s].n_past));
+    b.row_seq.insert(b.row_seq.end(), static_cast<size_t>(seqs[s].n_rows), static_cast<int32_t>(s));
+    b.seq_first_row.push_back(static_cast<int32_t>(b.row_seq.size()));
+    b.max_seq_rows = std::max(b.max_seq_rows, seqs[s].n_rows);
+    b.max_seq_keys = std::max(b.max_seq_keys, n_keys);
+  }
+  return b;
+}
+
+void store_element(std::byte* dst, float x, WeightType dtype) {
+  if (dtype == WeightType::kF32) {
+    std::memcpy(dst, &x, sizeof(x));
+  } else {
+    const uint16_t h = fp32_to_fp16(x);
+    std::memcpy(dst, &h, sizeof(h));
+  }
+}
+
+// Every slot filled with random values: the cached prefixes, and garbage
+// where nothing should be read.
+std::vector<std::byte> random_arena(const KvLayout& layout, int64_t n_slots, std::mt19937& rng) {
+  const int64_t n = n_slots * layout.block_bytes() / layout.elem_bytes();
+  const std::vector<float> values = random_floats(static_cast<size_t>(n), rng);
+  std::vector<std::byte> arena(static_cast<size_t>(n_slots * layout.block_bytes()));
+  for (int64_t i = 0; i < n; ++i) {
+    store_element(arena.data() + i * layout.elem_bytes(), values[static_cast<size_t>(i)],
+                  layout.dtype);
+  }
+  return arena;
+}
+
+// What the CPU backend's finish_qkv_row does for each row: K and V of every
+// kv head into the row's slot of its sequence's block.
+void write_kv_on_host(const KvLayout& layout, const HostBatch& b, const std::vector<float>& k,
+                      const std::vector<float>& v, std::vector<std::byte>& arena) {
+  const int64_t kv_dim = layout.n_kv_heads * layout.head_dim;
+  for (int64_t row = 0; row < b.n_rows(); ++row) {
+    const auto s = static_cast<size_t>(b.row_seq[static_cast<size_t>(row)]);
+    const int64_t pos = b.seq_n_past[s] + row - b.seq_first_row[s];
+    const int64_t block =
+        b.block_ids[static_cast<size_t>(b.seq_block_start[s] + pos / layout.block_tokens)];
+    std::byte* slot = arena.data() + block * layout.block_bytes();
+    for (int64_t h = 0; h < layout.n_kv_heads; ++h) {
+      for (int64_t c = 0; c < layout.head_dim; ++c) {
+        const auto i = static_cast<size_t>(row * kv_dim + h * layout.head_dim + c);
+        const int64_t at = c * layout.elem_bytes();
+        const int64_t token = pos % layout.block_tokens;
+        store_element(slot + layout.offset(kLayer, KvPart::kKey, h, token) + at, k[i],
+                      layout.dtype);
+        store_element(slot + layout.offset(kLayer, KvPart::kValue, h, token) + at, v[i],
+                      layout.dtype);
+      }
+    }
+  }
+}
+
+std::vector<float> attention_on_host(const KvLayout& layout, const HostBatch& b,
+                                     const std::vector<std::byte>& arena,
+                                     const std::vector<float>& q, int64_t n_heads, float scale) {
+  const int64_t d = layout.head_dim;
+  const int64_t q_dim = n_heads * d;
+  const int64_t group = n_heads / layout.n_kv_heads;
+  std::vector<float> out(static_cast<size_t>(b.n_rows() * q_dim));
+  std::vector<float> scratch;
+  for (size_t s = 0; s < static_cast<size_t>(b.n_seqs()); ++s) {
+    std::vector<const std::byte*> blocks;
+    for (int32_t i = b.seq_block_start[s]; i < b.seq_block_start[s + 1]; ++i) {
+      blocks.push_back(arena.data() + b.block_ids[static_cast<size_t>(i)] * layout.block_bytes());
+    }
+    const int64_t first_row = b.seq_first_row[s];
+    const int64_t n_rows = b.seq_first_row[s + 1] - first_row;
+    for (int64_t head = 0; head < n_heads; ++head) {
+      const PagedKvHead kv{
+          .blocks = blocks,
+          .key_offset_bytes = layout.offset(kLayer, KvPart::kKey, head / group),
+          .value_offset_bytes = layout.offset(kLayer, KvPart::kValue, head / group),
+          .block_tokens = layout.block_tokens,
+          .head_dim = d,
+          .dtype = layout.dtype};
+      const AttentionQueries queries{.q = q.data() + first_row * q_dim + head * d,
+                                     .q_stride = q_dim,
+                                     .out = out.data() + first_row * q_dim + head * d,
+                                     .out_stride = q_dim,
+                                     .n_tokens = n_rows,
+                                     .first_position = b.seq_n_past[s]};
+      scratch.resize(static_cast<size_t>(attention_scratch_floats(kv, b.seq_n_past[s] + n_rows)));
+      attention_paged(kv, queries, scale, scratch);
+    }
+  }
+  return out;
+}
+
+struct DeviceResult {
+  std::vector<float> out;        // [n_rows][n_heads * head_dim]
+  std::vector<std::byte> arena;  // after cuda_write_kv
+};
+
+DeviceResult attention_on_device(const KvLayout& layout, const HostBatch& b,
+                                 const std::vector<std::byte>& arena, const std::vector<float>& q,
+                                 const std::vector<float>& k, const std::vector<float>& v,
+                                 int64_t n_heads, float scale, DeviceBuffer& workspace) {
+  DeviceBuffer d_arena = to_device(std::span<const std::byte>(arena));
+  DeviceBuffer d_block_ids = to_device(b.block_ids);
+  DeviceBuffer d_seq_block_start = to_device(b.seq_block_start);
+  DeviceBuffer d_seq_first_row = to_device(b.seq_first_row);
+  DeviceBuffer d_seq_n_past = to_device(b.seq_n_past);
+  DeviceBuffer d_row_seq = to_device(b.row_seq);
+  DeviceBuffer d_q = to_device(q);
+  DeviceBuffer d_k = to_device(k);
+  DeviceBuffer d_v = to_device(v);
+  const CudaKvArena kv{.base = d_arena.as<std::byte>(),
+                       .slot_bytes = layout.block_bytes(),
+                       .block_tokens = layout.block_tokens,
+                       .n_kv_heads = layout.n_kv_heads,
+                       .head_dim = layout.head_dim,
+                       .dtype = layout.dtype,
+                       .head_bytes = layout.head_bytes(),
+                       .part_bytes = layout.part_bytes(),
+                       .layer_bytes = layout.layer_bytes()};
+  const CudaAttentionBatch batch{.block_ids = d_block_ids.as<int32_t>(),
+                                 .seq_block_start = d_seq_block_start.as<int32_t>(),
+                                 .seq_first_row = d_seq_first_row.as<int32_t>(),
+                                 .seq_n_past = d_seq_n_past.as<int32_t>(),
+                                 .row_seq = d_row_seq.as<int32_t>(),
+                                 .n_seqs = b.n_seqs(),
+                                 .n_rows = b.n_rows(),
+                                 .max_seq_rows = b.max_seq_rows,
+                                 .max_seq_keys = b.max_seq_keys};
+  cuda_write_kv(kv, batch, kLayer, d_k.as<float>(), d_v.as<float>(), nullptr);
+  const auto n_out = static_cast<size_t>(b.n_rows() * n_heads * layout.head_dim);
+  DeviceBuffer out = poisoned_floats(n_out);
+  cuda_attention(kv, batch, kLayer, n_heads, scale, d_q.as<float>(), out.as<float>(), workspace,
+                 nullptr);
+  return {.out = to_host<float>(out, n_out), .arena = to_host<std::byte>(d_arena, arena.size())};
+}
+
+// The worst row's relative error, and which row it is.
+void expect_rows_close(const std::vector<float>& out, const std::vector<float>& expected,
+                       const HostBatch& b, int64_t q_dim, double tolerance) {
+  double worst = 0.0;
+  int64_t worst_row = 0;
+  for (int64_t row = 0; row < b.n_rows(); ++row) {
+    const auto at = static_cast<size_t>(row * q_dim);
+    const double error =
+        relative_error(std::span(out).subspan(at, static_cast<size_t>(q_dim)),
+                       std::span(expected).subspan(at, static_cast<size_t>(q_dim)));
+    if (!(error <= worst)) {  // NaN or inf count as worst
+      worst = error;
+      worst_row = row;
+    }
+  }
+  const auto s = static_cast<size_t>(b.row_seq[static_cast<size_t>(worst_row)]);
+  EXPECT_LT(worst, tolerance) << "worst: row " << worst_row << " of sequence " << s
+                              << " at position "
+                              << b.seq_n_past[s] + worst_row - b.seq_first_row[s];
+}
+
+void expect_same_bytes(const std::vector<std::byte>& arena, const std::vector<std::byte>& expected,
+                       const KvLayout& layout) {
+  ASSERT_EQ(arena.size(), expected.size());
+  const auto mismatch = std::mismatch(arena.begin(), arena.end(), expected.begin());
+  if (mismatch.first == arena.end()) return;
+  const int64_t at = mismatch.first - arena.begin();
+  const int64_t n_differ = static_cast<int64_t>(arena.size()) -
+                           std::inner_product(arena.begin(), arena.end(), expected.begin(),
+                                              int64_t{0}, std::plus<>(), std::equal_to<>());
+  ADD_FAILURE() << n_differ << " KV bytes differ from the host's write; first in slot "
+                << at / layout.block_bytes() << " at byte " << at % layout.block_bytes()
+                << " (layer bytes " << layout.layer_bytes() << ")";
+}
+
+// One step: random cache, random q/k/v, K/V writes and attention on both sides.
+void check_step(const Shape& shape, const std::vector<Seq>& seqs, uint32_t seed,
+                DeviceBuffer& workspace) {
+  SCOPED_TRACE(describe(shape, seqs));
+  std::mt19937 rng(seed);
+  const KvLayout layout{.n_layers = kLayers,
+                        .n_kv_heads = shape.n_kv_heads,
+                        .head_dim = shape.head_dim,
+                        .block_tokens = shape.block_tokens,
+                        .dtype = shape.dtype};
+  const HostBatch b = make_batch(seqs, layout, rng);
+  std::vector<std::byte> arena = random_arena(layout, b.n_slots, rng);
+  const int64_t q_dim = shape.n_heads() * shape.head_dim;
+  const int64_t kv_dim = shape.n_kv_heads * shape.head_dim;
+  const auto q = random_floats(static_cast<size_t>(b.n_rows() * q_dim), rng);
+  const auto k = random_floats(static_cast<size_t>(b.n_rows() * kv_dim), rng);
+  const auto v = random_floats(static_cast<size_t>(b.n_rows() * kv_dim), rng);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+
+  const DeviceResult result =
+      attention_on_device(layout, b, arena, q, k, v, shape.n_heads(), scale, workspace);
+  write_kv_on_host(layout, b, k, v, arena);
+  expect_same_bytes(result.arena, arena, layout);
+  const std::vector<float> expected =
+      attention_on_host(layout, b, arena, q, shape.n_heads(), scale);
+  expect_rows_close(result.out, expected, b, q_dim,
+                    shape.tensor_cores() ? kTensorCoreTolerance : kF32Tolerance);
+}
+
+// A workspace of NaNs, large enough for every step here: the combine of
+// split-K parts must read only parts that the attention kernel wrote.
+DeviceBuffer poisoned_workspace() { return poisoned_floats(size_t{8} << 20); }
+
+void check_step(const Shape& shape, const std::vector<Seq>& seqs, uint32_t seed) {
+  DeviceBuffer workspace = poisoned_workspace();
+  check_step(shape, seqs, seed, workspace);
+}
+
+std::vector<Seq> decode_batch(std::initializer_list<int64_t> contexts) {
+  std::vector<Seq> seqs;
+  for (int64_t context : contexts) seqs.push_back({.n_past = context - 1, .n_rows = 1});
+  return seqs;
+}
+
+// Head dims 64/128 with f16 run the tensor-core kernel; the others the f32 one.
+const Shape kShapes[] = {
+    {.n_kv_heads = 2, .group = 4, .head_dim = 128, .block_tokens = 16},
+    {.n_kv_heads = 3, .group = 1, .head_dim = 64, .block_tokens = 32},
+    {.n_kv_heads = 1, .group = 8, .head_dim = 128, .block_tokens = 16},
+    {.n_kv_heads = 2, .group = 2, .head_dim = 128, .block_tokens = 32, .dtype = WeightType::kF32},
+    {.n_kv_heads = 2, .group = 8, .head_dim = 64, .block_tokens = 16, .dtype = WeightType::kF32},
+    {.n_kv_heads = 2, .group = 4, .head_dim = 96, .block_tokens = 16},
+};
+
+TEST(CudaAttentionTest, DecodeOneSequenceOfEachContext) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  uint32_t seed = 1;
+  for (const Shape& shape : kShapes) {
+    for (int64_t context : {1, 15, 16, 17, 1000, 8200}) {
+      check_step(shape, decode_batch({context}), seed++);
+    }
+  }
+}
+
+TEST(CudaAttentionTest, DecodeBatchesOfMixedContexts) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  uint32_t seed = 100;
+  for (const Shape& shape : kShapes) {
+    check_step(shape, decode_batch({15, 1000, 16}), seed++);
+    check_step(
+        shape,
+        decode_batch({1, 15, 16, 17, 1000, 8200, 2, 31, 32, 33, 100, 200, 300, 400, 500, 600, 700}),
+        seed++);
+  }
+}
+
+TEST(CudaAttentionTest, PrefillFreshAndContinuingACachedPrefix) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  uint32_t seed = 200;
+  for (int64_t n_rows : {1, 5, 64, 300, 1100}) {
+    for (int64_t n_past : {0, 37, 512}) {
+      check_step(kShapes[0], {{.n_past = n_past, .n_rows = n_rows}}, seed++);
+    }
+  }
+}
+
+TEST(CudaAttentionTest, PrefillAcrossShapes) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  uint32_t seed = 300;
+  for (const Shape& shape : kShapes) {
+    for (int64_t n_rows : {5, 64, 300}) {
+      for (int64_t n_past : {0, 37}) {
+        check_step(shape, {{.n_past = n_past, .n_rows = n_rows}}, seed++);
+      }
+    }
+  }
+}
+
+TEST(CudaAttentionTest, MixedDecodeAndPrefillInOneBatch) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<Seq> seqs = {{.n_past = 0, .n_rows = 300},  {.n_past = 99, .n_rows = 1},
+                                 {.n_past = 4000, .n_rows = 1}, {.n_past = 512, .n_rows = 64},
+                                 {.n_past = 14, .n_rows = 1},   {.n_past = 15, .n_rows = 1},
+                                 {.n_past = 37, .n_rows = 5}};
+  uint32_t seed = 400;
+  for (const Shape& shape : kShapes) check_step(shape, seqs, seed++);
+  // One token per block, odd GQA groups and head dims.
+  const Shape odd[] = {
+      {.n_kv_heads = 2, .group = 2, .head_dim = 64, .block_tokens = 1},
+      {.n_kv_heads = 2, .group = 3, .head_dim = 128, .block_tokens = 1},
+      {.n_kv_heads = 1, .group = 7, .head_dim = 80, .block_tokens = 1, .dtype = WeightType::kF32},
+      {.n_kv_heads = 2, .group = 5, .head_dim = 32, .block_tokens = 48},
+      {.n_kv_heads = 1, .group = 16, .head_dim = 256, .block_tokens = 16},
+  };
+  for (const Shape& shape : odd) check_step(shape, seqs, seed++);
+}
+
+// Few work items (one kv head) over long keys: the keys of prefill tiles are
+// split into parts, whose rows see different numbers of parts.
+TEST(CudaAttentionTest, SplitKeysOfALongPrefill) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<Seq> seqs = {{.n_past = 8000, .n_rows = 300}, {.n_past = 5000, .n_rows = 1}};
+  check_step({.n_kv_heads = 1, .group = 4, .head_dim = 128}, seqs, 500);
+  check_step({.n_kv_heads = 1, .group = 2, .head_dim = 64, .dtype = WeightType::kF32}, seqs, 501);
+}
+
+// The workspace grows for a bigger step and is reused as is for a smaller one.
+TEST(CudaAttentionTest, WorkspaceServesSuccessiveSteps) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  DeviceBuffer workspace;  // empty: the first step grows it
+  check_step(kShapes[0], decode_batch({8200, 3000}), 600, workspace);
+  const size_t grown = workspace.bytes();
+  EXPECT_GT(grown, 0u);
+  check_step(kShapes[0], decode_batch({2000}), 601, workspace);
+  EXPECT_EQ(workspace.bytes(), grown);
+}
+
+}  // namespace
+}  // namespace strata
