@@ -1,5 +1,6 @@
 #include "engine/cuda/cuda_backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -44,6 +45,22 @@ void reserve_floats(DeviceBuffer& buffer, int64_t n) {
   buffer.reserve(static_cast<size_t>(n) * sizeof(float));
 }
 
+// Decode graphs are captured per power-of-two bucket of the batch's longest
+// context, so that the attention's key split (sized by it) stays fixed while
+// the sequences grow; rows with fewer keys skip the parts beyond their own.
+int64_t context_bucket(int64_t max_seq_keys) {
+  int64_t bucket = 256;
+  while (bucket < max_seq_keys) bucket *= 2;
+  return bucket;
+}
+
+bool is_decode_step(const TokenBatch& flat) {
+  for (const TokenBatch::Sequence& s : flat.sequences) {
+    if (s.n_rows != 1) return false;
+  }
+  return static_cast<int64_t>(flat.logit_rows.size()) == flat.n_rows();
+}
+
 }  // namespace
 
 int64_t CudaBackend::slot_bytes(const KvLayout& layout) {
@@ -51,7 +68,7 @@ int64_t CudaBackend::slot_bytes(const KvLayout& layout) {
 }
 
 CudaBackend::CudaBackend(const CudaModelWeights& weights, const ModelConfig& config,
-                         const KvLayout& layout, const BlockPool& kv_blocks)
+                         const KvLayout& layout, const BlockPool& kv_blocks, bool use_graphs)
     : config_(config),
       layout_(layout),
       kv_blocks_(kv_blocks),
@@ -63,7 +80,8 @@ CudaBackend::CudaBackend(const CudaModelWeights& weights, const ModelConfig& con
       weights_(weights),
       kv_arena_(static_cast<size_t>(arena_view(layout, nullptr).slot_bytes * kv_blocks.n_total())),
       arena_view_(arena_view(layout, static_cast<std::byte*>(kv_arena_.data()))),
-      matmul_(stream_) {
+      matmul_(stream_),
+      use_graphs_(use_graphs) {
   STRATA_CHECK(layout.n_layers == config_.n_layers && layout.n_kv_heads == config_.n_kv_heads &&
                    layout.head_dim == config_.head_dim,
                "KV layout does not match the model");
@@ -73,6 +91,7 @@ CudaBackend::CudaBackend(const CudaModelWeights& weights, const ModelConfig& con
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
+  drop_graphs();
   if (meta_pinned_ != nullptr) cudaFreeHost(meta_pinned_);
   if (logits_pinned_ != nullptr) cudaFreeHost(logits_pinned_);
   cudaStreamDestroy(stream_);
@@ -91,6 +110,7 @@ void CudaBackend::resize_activations(int64_t n_rows, int64_t n_logit_rows) {
     reserve_floats(act_.gate, n_rows * c.n_ffn);
     reserve_floats(act_.up, n_rows * c.n_ffn);
     rows_capacity_ = n_rows;
+    ++buffers_generation_;
   }
   if (n_logit_rows > logit_rows_capacity_) {
     reserve_floats(act_.head_in, n_logit_rows * c.n_embd);
@@ -98,12 +118,16 @@ void CudaBackend::resize_activations(int64_t n_rows, int64_t n_logit_rows) {
     reserve_pinned(logits_pinned_, logits_pinned_capacity_,
                    static_cast<size_t>(n_logit_rows * c.n_vocab));
     logit_rows_capacity_ = n_logit_rows;
+    ++buffers_generation_;
   }
 }
 
-// Packs the step's int32 arrays into one buffer and copies it up in one go:
-//   tokens, positions [n_rows] | logit_rows | block_ids | seq_block_start,
-//   seq_first_row [n_seqs + 1] | seq_n_past [n_seqs] | row_seq [n_rows]
+// Packs the step's int32 arrays into one buffer and copies it up in one go.
+// The arrays sized by the batch come first and the block tables last, so
+// that every array but the last sits at an offset fixed by the batch's shape
+// (what a captured decode graph needs):
+//   tokens, positions [n_rows] | logit_rows | seq_block_start, seq_first_row
+//   [n_seqs + 1] | seq_n_past [n_seqs] | row_seq [n_rows] | block_ids
 void CudaBackend::upload_step(const TokenBatch& flat) {
   std::vector<int32_t>& m = meta_host_;
   m.clear();
@@ -115,8 +139,6 @@ void CudaBackend::upload_step(const TokenBatch& flat) {
   for (int64_t p : flat.positions) m.push_back(narrow(p));
   const size_t logit_rows_at = mark();
   for (int64_t r : flat.logit_rows) m.push_back(narrow(r));
-  const size_t block_ids_at = mark();
-  for (const TokenBatch::Sequence& s : flat.sequences) m.insert(m.end(), s.blocks.begin(), s.blocks.end());
   const size_t seq_block_start_at = mark();
   int64_t n_blocks = 0;
   m.push_back(0);
@@ -139,12 +161,21 @@ void CudaBackend::upload_step(const TokenBatch& flat) {
   for (size_t s = 0; s < flat.sequences.size(); ++s) {
     m.insert(m.end(), static_cast<size_t>(flat.sequences[s].n_rows), static_cast<int32_t>(s));
   }
+  const size_t block_ids_at = mark();
+  for (const TokenBatch::Sequence& s : flat.sequences) {
+    m.insert(m.end(), s.blocks.begin(), s.blocks.end());
+  }
 
+  const size_t bytes = m.size() * sizeof(int32_t);
   reserve_pinned(meta_pinned_, meta_pinned_capacity_, m.size());
-  std::memcpy(meta_pinned_, m.data(), m.size() * sizeof(int32_t));
-  meta_device_.reserve(m.size() * sizeof(int32_t));
-  STRATA_CUDA_CHECK(cudaMemcpyAsync(meta_device_.data(), meta_pinned_, m.size() * sizeof(int32_t),
-                                    cudaMemcpyHostToDevice, stream_));
+  std::memcpy(meta_pinned_, m.data(), bytes);
+  if (bytes > meta_device_.bytes()) {
+    // Doubling: block tables grow every 16 tokens, graphs should not drop as often.
+    meta_device_.reserve(std::max(bytes, 2 * meta_device_.bytes()));
+    ++buffers_generation_;
+  }
+  STRATA_CUDA_CHECK(
+      cudaMemcpyAsync(meta_device_.data(), meta_pinned_, bytes, cudaMemcpyHostToDevice, stream_));
   const int32_t* d = meta_device_.as<int32_t>();
   meta_ = MetaViews{.tokens = d + tokens_at, .positions = d + positions_at,
                     .logit_rows = d + logit_rows_at};
@@ -166,10 +197,29 @@ void CudaBackend::forward(std::span<const BatchSequence> batch, std::vector<floa
   const int64_t n_logit_rows = static_cast<int64_t>(flat.logit_rows.size());
   logits.resize(static_cast<size_t>(n_logit_rows * c.n_vocab));
   if (n_rows == 0) return;
-  STRATA_CHECK(flat.positions.back() < (int64_t{1} << 31), "position beyond int32");
+  STRATA_CHECK(flat.positions.back() < (int64_t{1} << 30), "position beyond the int32 kernels");
   resize_activations(n_rows, n_logit_rows);
   upload_step(flat);
 
+  if (is_decode_step(flat)) {
+    // Graph or not, a decode step splits its keys by the bucket, so both
+    // ways give the same numbers.
+    attention_batch_.max_seq_keys = context_bucket(attention_batch_.max_seq_keys);
+  }
+  if (use_graphs_ && is_decode_step(flat) && n_rows <= CudaMatmul::kMaxVectorTokens) {
+    launch_decode_graph(n_rows);
+  } else {
+    enqueue_forward(n_rows, n_logit_rows);
+  }
+  const size_t n_logits = static_cast<size_t>(n_logit_rows * c.n_vocab);
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(logits_pinned_, act_.logits.data(), n_logits * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream_));
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  std::memcpy(logits.data(), logits_pinned_, n_logits * sizeof(float));
+}
+
+void CudaBackend::enqueue_forward(int64_t n_rows, int64_t n_logit_rows) {
+  const ModelConfig& c = config_;
   cuda_gather_rows(weights_.token_embd(), meta_.tokens, n_rows, act_.x.as<float>(), stream_);
   cuda_rms_norm(act_.x.as<float>(), weights_.layers()[0].attn_norm.as<float>(), c.rms_norm_eps,
                 n_rows, c.n_embd, act_.xn.as<float>(), stream_);
@@ -179,11 +229,46 @@ void CudaBackend::forward(std::span<const BatchSequence> batch, std::vector<floa
   cuda_rms_norm(act_.x.as<float>(), weights_.output_norm(), c.rms_norm_eps, n_logit_rows,
                 c.n_embd, act_.head_in.as<float>(), stream_, meta_.logit_rows);
   matmul_.run(weights_.output(), act_.head_in.as<float>(), n_logit_rows, act_.logits.as<float>());
-  const size_t n_logits = static_cast<size_t>(n_logit_rows * c.n_vocab);
-  STRATA_CUDA_CHECK(cudaMemcpyAsync(logits_pinned_, act_.logits.data(), n_logits * sizeof(float),
-                                    cudaMemcpyDeviceToHost, stream_));
-  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  std::memcpy(logits.data(), logits_pinned_, n_logits * sizeof(float));
+}
+
+void CudaBackend::launch_decode_graph(int64_t n_rows) {
+  // Reserved before capture: a graph must not allocate.
+  const size_t workspace = cuda_attention_max_workspace_bytes(n_rows, config_.n_heads,
+                                                              config_.head_dim);
+  if (workspace > attention_workspace_.bytes()) {
+    attention_workspace_.reserve(workspace);
+    ++buffers_generation_;
+  }
+  DecodeGraph& graph = graphs_[{n_rows, attention_batch_.max_seq_keys}];
+  if (graph.exec != nullptr && graph.generation != buffers_generation_) {
+    STRATA_CUDA_CHECK(cudaGraphExecDestroy(graph.exec));
+    graph.exec = nullptr;
+  }
+  if (graph.exec == nullptr) {
+    // Relaxed: the attention launcher may set a kernel attribute meanwhile.
+    STRATA_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+    cudaGraph_t captured = nullptr;
+    try {
+      enqueue_forward(n_rows, n_rows);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &captured);
+      if (captured != nullptr) cudaGraphDestroy(captured);
+      throw;
+    }
+    STRATA_CUDA_CHECK(cudaStreamEndCapture(stream_, &captured));
+    const cudaError_t status = cudaGraphInstantiate(&graph.exec, captured, 0);
+    cudaGraphDestroy(captured);
+    STRATA_CUDA_CHECK(status);
+    graph.generation = buffers_generation_;
+  }
+  STRATA_CUDA_CHECK(cudaGraphLaunch(graph.exec, stream_));
+}
+
+void CudaBackend::drop_graphs() {
+  for (auto& [key, graph] : graphs_) {
+    if (graph.exec != nullptr) cudaGraphExecDestroy(graph.exec);
+  }
+  graphs_.clear();
 }
 
 void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {

@@ -7,7 +7,10 @@
 //
 // One step is one stream of kernel launches: the step's metadata goes up in
 // one copy, the logits rows come down in one copy, and forward() returns
-// when they have arrived.
+// when they have arrived. Decode steps of up to CudaMatmul::kMaxVectorTokens
+// sequences replay a CUDA graph captured once per batch size and context
+// bucket (a decode step is a few hundred small launches: launched one by one
+// the GPU waits on the CPU between them).
 //
 // Threads: the engine thread only. The current CUDA device is the one the
 // backend was built on.
@@ -16,6 +19,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -37,7 +42,7 @@ class CudaBackend final : public Backend, public BlockMirror {
   // Allocates the KV arena of kv_blocks.n_total() slots (CudaError when
   // VRAM is short). weights and kv_blocks must outlive the backend.
   CudaBackend(const CudaModelWeights& weights, const ModelConfig& config, const KvLayout& layout,
-              const BlockPool& kv_blocks);
+              const BlockPool& kv_blocks, bool use_graphs = true);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -57,7 +62,12 @@ class CudaBackend final : public Backend, public BlockMirror {
  private:
   void upload_step(const TokenBatch& flat);
   void resize_activations(int64_t n_rows, int64_t n_logit_rows);
+  // Every launch of a step, from the embedding to the logits rows.
+  void enqueue_forward(int64_t n_rows, int64_t n_logit_rows);
   void run_layer(int64_t layer_index, int64_t n_rows);
+  // Replays (capturing first if needed) the graph of a decode step.
+  void launch_decode_graph(int64_t n_rows);
+  void drop_graphs();
 
   ModelConfig config_;
   KvLayout layout_;
@@ -89,6 +99,16 @@ class CudaBackend final : public Backend, public BlockMirror {
   CudaAttentionBatch attention_batch_;
   float* logits_pinned_ = nullptr;  // cudaHostAlloc'd landing of the logits rows
   size_t logits_pinned_capacity_ = 0;
+
+  // Decode graphs by (rows, context bucket). A graph bakes in every buffer
+  // address: any reallocation drops them all (buffers_generation_ moves).
+  const bool use_graphs_;
+  struct DecodeGraph {
+    cudaGraphExec_t exec = nullptr;
+    uint64_t generation = 0;
+  };
+  std::map<std::pair<int64_t, int64_t>, DecodeGraph> graphs_;
+  uint64_t buffers_generation_ = 0;
 };
 
 }  // namespace strata

@@ -936,6 +936,12 @@ void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, in
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
+size_t cuda_attention_max_workspace_bytes(int64_t n_rows, int64_t n_heads, int64_t head_dim) {
+  // As plan_split bounds it: at most kMaxParts parts, within kMaxWorkspaceBytes.
+  const int64_t bytes_per_part = n_rows * n_heads * (head_dim + 2) * int64_t{sizeof(float)};
+  return static_cast<size_t>(std::min(kMaxParts * bytes_per_part, kMaxWorkspaceBytes));
+}
+
 void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
                     int64_t n_heads, float scale, const float* q, float* out,
                     DeviceBuffer& workspace, cudaStream_t stream) {

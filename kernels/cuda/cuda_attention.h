@@ -67,4 +67,9 @@ void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, i
                     int64_t n_heads, float scale, const float* q, float* out,
                     DeviceBuffer& workspace, cudaStream_t stream);
 
+// The most workspace cuda_attention takes for a batch of n_rows rows, at any
+// number of keys: reserved up front, a step can be captured in a CUDA graph
+// (which must not allocate).
+size_t cuda_attention_max_workspace_bytes(int64_t n_rows, int64_t n_heads, int64_t head_dim);
+
 }  // namespace strata
