@@ -237,7 +237,8 @@ void Engine::postprocess(std::span<const ScheduledChunk> batch) {
 }
 
 void Engine::sample_and_emit(Sequence& seq, std::span<const float> logits) {
-  SampledToken sample = seq.sampler.sample(logits, seq.prompt(), seq.generated());
+  SampledToken sample =
+      seq.sampler.sample(logits, seq.prompt(), seq.generated(), seq.request.logprobs);
   const TokenId id = sample.id;
   seq.append(id);
   ++n_generated_tokens_;

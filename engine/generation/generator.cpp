@@ -107,7 +107,7 @@ GenerationResult Generator::generate(const GenerationRequest& request,
       break;
     }
     SampledToken sample = sampler.sample(std::span<const float>(logits_).first(n_vocab),
-                                         request.prompt, result.tokens);
+                                         request.prompt, result.tokens, request.logprobs);
     if (result.tokens.empty()) {
       result.prefill_seconds = seconds_since(start);
       decode_start = Clock::now();

@@ -30,6 +30,7 @@ struct GenerationRequest {
   int64_t max_tokens = 256;
   std::vector<std::string> stop;  // stop strings; the text before the first match is kept
   bool ignore_eos = false;        // benchmarks: always run max_tokens
+  bool logprobs = true;           // fill GenerationResult::samples' logprob and top
 };
 
 struct GenerationResult {

@@ -58,7 +58,7 @@ Sampler::Sampler(const SamplingParams& params)
 
 SampledToken Sampler::sample(std::span<const float> logits,
                              std::span<const int32_t> prompt_tokens,
-                             std::span<const int32_t> generated_tokens) {
+                             std::span<const int32_t> generated_tokens, bool with_logprobs) {
   STRATA_CHECK(!logits.empty());
   // The contract on raw logits, checked in the one pass that finds their maximum.
   float max_logit = -INFINITY;
@@ -71,7 +71,8 @@ SampledToken Sampler::sample(std::span<const float> logits,
   STRATA_CHECK(std::isfinite(max_logit), "no finite logit: max is ", max_logit);
 
   SampledToken result;
-  result.id = pick(logits, max_logit, prompt_tokens, generated_tokens);
+  result.id = pick(logits, max_logit, prompt_tokens, generated_tokens, with_logprobs);
+  if (!with_logprobs) return result;
   const auto logprob_of = [&](int32_t id) {
     return static_cast<float>(static_cast<double>(logits[static_cast<size_t>(id)]) -
                               raw_log_normalizer_);
@@ -87,7 +88,7 @@ SampledToken Sampler::sample(std::span<const float> logits,
 
 int32_t Sampler::pick(std::span<const float> logits, float max_logit,
                       std::span<const int32_t> prompt_tokens,
-                      std::span<const int32_t> generated_tokens) {
+                      std::span<const int32_t> generated_tokens, bool normalize) {
   const bool greedy = params_.temperature < SamplingParams::kGreedyTemperature;
   const bool scales = !greedy && params_.temperature != 1.0f;
   std::span<const float> scaled = logits;  // the raw logits while nothing changes them
@@ -109,7 +110,7 @@ int32_t Sampler::pick(std::span<const float> logits, float max_logit,
   const bool scaled_is_raw = scaled.data() == logits.data();
 
   if (greedy) {
-    raw_log_normalizer_ = log_sum_exp(logits, max_logit);
+    if (normalize) raw_log_normalizer_ = log_sum_exp(logits, max_logit);
     return argmax(scaled);
   }
 
@@ -117,15 +118,17 @@ int32_t Sampler::pick(std::span<const float> logits, float max_logit,
     // Extreme penalties or temperatures overflowed to +inf (all the probability is on the
     // infinite tokens) or pushed every logit to -inf (no distribution left): take the
     // argmax, of the scaled logits or of the raw ones, rather than draw from NaNs.
-    raw_log_normalizer_ = log_sum_exp(logits, max_logit);
+    if (normalize) raw_log_normalizer_ = log_sum_exp(logits, max_logit);
     return argmax(max_scaled > 0.0f ? scaled : logits);
   }
 
   const double total_weight = fill_weights(scaled, max_scaled, weights_);
   // Unpenalized at temperature 1, the weights are the raw softmax's: no second exp pass.
-  raw_log_normalizer_ = scaled_is_raw
-                            ? static_cast<double>(max_logit) + std::log(total_weight)
-                            : log_sum_exp(logits, max_logit);
+  if (normalize) {
+    raw_log_normalizer_ = scaled_is_raw
+                              ? static_cast<double>(max_logit) + std::log(total_weight)
+                              : log_sum_exp(logits, max_logit);
+  }
 
   select_candidates({.logits = scaled, .weights = weights_, .total_weight = total_weight},
                     {.top_k = params_.top_k, .top_p = params_.top_p, .min_p = params_.min_p},

@@ -55,16 +55,19 @@ class Sampler {
   //   prompt_tokens:    the sequence's prompt, for the repetition penalty.
   //   generated_tokens: every token sampled so far (not yet the one returned), for all
   //                     three penalties.
+  //   with_logprobs:    fill logprob and top; without, they stay empty (0, {}) and the
+  //                     pass over the whole vocabulary that normalizes the logits is
+  //                     skipped (a third of a millisecond per token at 128k tokens).
   // Token ids must lie in [0, vocab). The generator advances once per token drawn
   // (not for greedy picks).
   SampledToken sample(std::span<const float> logits, std::span<const int32_t> prompt_tokens,
-                      std::span<const int32_t> generated_tokens);
+                      std::span<const int32_t> generated_tokens, bool with_logprobs = true);
 
  private:
-  // Steps 1 to 6: the id drawn. Also sets raw_log_normalizer_.
+  // Steps 1 to 6: the id drawn. Also sets raw_log_normalizer_ when `normalize`.
   int32_t pick(std::span<const float> logits, float max_logit,
                std::span<const int32_t> prompt_tokens,
-               std::span<const int32_t> generated_tokens);
+               std::span<const int32_t> generated_tokens, bool normalize);
   // Step 6: one id of candidate_ids_, with probability proportional to its weight.
   int32_t draw();
 

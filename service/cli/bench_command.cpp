@@ -164,7 +164,7 @@ void bench(const BenchOptions& o) {
   Generator generator(runtime->backend(), runtime->kv_blocks(), model->tokenizer());
   GenerationRequest request{.prompt = random_prompt(o.prompt_tokens, static_cast<int32_t>(config.n_vocab)),
                             .sampling = {.temperature = 0.0f}, .max_tokens = o.gen_tokens,
-                            .stop = {}, .ignore_eos = true};
+                            .stop = {}, .ignore_eos = true, .logprobs = false};
   std::atomic<bool> cancel{false};
   auto discard = [](std::string_view) {};
   // A short warm-up faults the mapped weights in and sizes every buffer.

@@ -213,6 +213,26 @@ TEST(SamplerTest, NoLogprobsRequestedGivesAnEmptyTopList) {
   EXPECT_NEAR(token.logprob, token.id == 0 ? std::log(0.25) : std::log(0.75), 1e-6);
 }
 
+// Without logprobs the same tokens are drawn (the same random stream is
+// used), and logprob / top stay empty: the normalizing pass is skipped.
+TEST(SamplerTest, WithoutLogprobsTheSameTokensComeOut) {
+  for (float temperature : {0.0f, 1.0f, 0.7f}) {
+    const SamplingParams params{.temperature = temperature, .top_p = 0.9f, .seed = 5,
+                                .n_logprobs = 3};
+    Sampler with(params);
+    Sampler without(params);
+    for (int step = 0; step < 50; ++step) {
+      const std::vector<float> logits = random_logits(1000, 77 + static_cast<uint64_t>(step));
+      const SampledToken a = with.sample(logits, {}, {});
+      const SampledToken b = without.sample(logits, {}, {}, /*with_logprobs=*/false);
+      EXPECT_EQ(a.id, b.id) << temperature << " step " << step;
+      EXPECT_EQ(a.top.size(), 3u);
+      EXPECT_TRUE(b.top.empty());
+      EXPECT_EQ(b.logprob, 0.0f);
+    }
+  }
+}
+
 TEST(SamplerTest, TopLogprobsAreCappedByTheVocabulary) {
   Sampler sampler({.temperature = 0.0f, .n_logprobs = 5});
   const std::vector<float> logits = {0.0f, 1.0f, 1.0f};
