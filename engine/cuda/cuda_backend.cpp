@@ -102,11 +102,13 @@ void CudaBackend::resize_activations(int64_t n_rows, int64_t n_logit_rows) {
   if (n_rows > rows_capacity_) {
     reserve_floats(act_.x, n_rows * c.n_embd);
     reserve_floats(act_.xn, n_rows * c.n_embd);
+    reserve_floats(act_.qkv, n_rows * (c.n_heads + 2 * c.n_kv_heads) * c.head_dim);
     reserve_floats(act_.q, n_rows * c.n_heads * c.head_dim);
     reserve_floats(act_.k, n_rows * c.n_kv_heads * c.head_dim);
     reserve_floats(act_.v, n_rows * c.n_kv_heads * c.head_dim);
     reserve_floats(act_.attn, n_rows * c.n_heads * c.head_dim);
     reserve_floats(act_.proj, n_rows * c.n_embd);
+    reserve_floats(act_.gate_up, n_rows * 2 * c.n_ffn);
     reserve_floats(act_.gate, n_rows * c.n_ffn);
     reserve_floats(act_.up, n_rows * c.n_ffn);
     rows_capacity_ = n_rows;
@@ -274,23 +276,10 @@ void CudaBackend::drop_graphs() {
 void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   const ModelConfig& c = config_;
   const CudaLayerWeights& w = weights_.layers()[static_cast<size_t>(layer_index)];
-  const RopeStyle rope_style =
-      c.rope_ordering == RopeOrdering::kNormal ? RopeStyle::kNormal : RopeStyle::kNeox;
   float* xn = act_.xn.as<float>();
 
   // Attention: xn holds attn_norm(x) on entry.
-  matmul_.run(w.wq, xn, n_rows, act_.q.as<float>());
-  matmul_.run(w.wk, xn, n_rows, act_.k.as<float>());
-  matmul_.run(w.wv, xn, n_rows, act_.v.as<float>());
-  cuda_finish_qk(act_.q.as<float>(), n_rows, c.n_heads, c.head_dim, w.bq.as<float>(),
-                 w.q_norm.as<float>(), c.rms_norm_eps, meta_.positions, weights_.rope_inv_freqs(),
-                 rope_style, stream_);
-  cuda_finish_qk(act_.k.as<float>(), n_rows, c.n_kv_heads, c.head_dim, w.bk.as<float>(),
-                 w.k_norm.as<float>(), c.rms_norm_eps, meta_.positions, weights_.rope_inv_freqs(),
-                 rope_style, stream_);
-  if (w.bv.data() != nullptr) {
-    cuda_add_bias(act_.v.as<float>(), w.bv.as<float>(), n_rows, c.n_kv_heads * c.head_dim, stream_);
-  }
+  project_qkv(w, n_rows);
   cuda_write_kv(arena_view_, attention_batch_, layer_index, act_.k.as<float>(), act_.v.as<float>(),
                 stream_);
   cuda_attention(arena_view_, attention_batch_, layer_index, c.n_heads,
@@ -301,9 +290,7 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
                     c.rms_norm_eps, n_rows, c.n_embd, xn, stream_);
 
   // SwiGLU feed-forward.
-  matmul_.run(w.w_gate, xn, n_rows, act_.gate.as<float>());
-  matmul_.run(w.w_up, xn, n_rows, act_.up.as<float>());
-  cuda_silu_mul(act_.gate.as<float>(), act_.up.as<float>(), n_rows * c.n_ffn, stream_);
+  gate_and_up(w, n_rows);
   matmul_.run(w.w_down, act_.gate.as<float>(), n_rows, act_.proj.as<float>());
   const bool last = layer_index + 1 == c.n_layers;
   // After the last layer xn is unused: the LM head norms only the rows it needs.
@@ -311,6 +298,58 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
       last ? nullptr : weights_.layers()[static_cast<size_t>(layer_index + 1)].attn_norm.as<float>();
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), next_norm, c.rms_norm_eps, n_rows,
                     c.n_embd, xn, stream_);
+}
+
+void CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t n_rows) {
+  const ModelConfig& c = config_;
+  const float* xn = act_.xn.as<float>();
+  const int64_t q_dim = c.n_heads * c.head_dim;
+  const int64_t kv_dim = c.n_kv_heads * c.head_dim;
+  QkvInput in;
+  if (w.qkv_fused()) {
+    float* qkv = act_.qkv.as<float>();
+    matmul_.run(w.wqkv, xn, n_rows, qkv);
+    const int64_t width = q_dim + 2 * kv_dim;
+    in = {.q = qkv, .k = qkv + q_dim, .v = qkv + q_dim + kv_dim,
+          .q_stride = width, .k_stride = width, .v_stride = width};
+  } else {
+    matmul_.run(w.wq, xn, n_rows, act_.q.as<float>());
+    matmul_.run(w.wk, xn, n_rows, act_.k.as<float>());
+    matmul_.run(w.wv, xn, n_rows, act_.v.as<float>());
+    in = {.q = act_.q.as<float>(), .k = act_.k.as<float>(), .v = act_.v.as<float>(),
+          .q_stride = q_dim, .k_stride = kv_dim, .v_stride = kv_dim};
+  }
+  cuda_finish_qkv(in,
+                  {.n_rows = n_rows,
+                   .n_heads = c.n_heads,
+                   .n_kv_heads = c.n_kv_heads,
+                   .head_dim = c.head_dim,
+                   .bq = w.bq.as<float>(),
+                   .bk = w.bk.as<float>(),
+                   .bv = w.bv.as<float>(),
+                   .q_norm = w.q_norm.as<float>(),
+                   .k_norm = w.k_norm.as<float>(),
+                   .eps = c.rms_norm_eps,
+                   .positions = meta_.positions,
+                   .inv_freqs = weights_.rope_inv_freqs(),
+                   .style = c.rope_ordering == RopeOrdering::kNormal ? RopeStyle::kNormal
+                                                                     : RopeStyle::kNeox},
+                  act_.q.as<float>(), act_.k.as<float>(), act_.v.as<float>(), stream_);
+}
+
+void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
+  const int64_t n_ffn = config_.n_ffn;
+  const float* xn = act_.xn.as<float>();
+  float* gate = act_.gate.as<float>();
+  if (w.gate_up_fused()) {
+    const float* gate_up = act_.gate_up.as<float>();
+    matmul_.run(w.w_gate_up, xn, n_rows, act_.gate_up.as<float>());
+    cuda_silu_mul(gate_up, gate_up + n_ffn, 2 * n_ffn, n_rows, n_ffn, gate, stream_);
+  } else {
+    matmul_.run(w.w_gate, xn, n_rows, gate);
+    matmul_.run(w.w_up, xn, n_rows, act_.up.as<float>());
+    cuda_silu_mul(gate, act_.up.as<float>(), n_ffn, n_rows, n_ffn, gate, stream_);
+  }
 }
 
 void CudaBackend::copy_block_to_host(BlockId id, std::byte* host) {

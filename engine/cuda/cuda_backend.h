@@ -65,6 +65,10 @@ class CudaBackend final : public Backend, public BlockMirror {
   // Every launch of a step, from the embedding to the logits rows.
   void enqueue_forward(int64_t n_rows, int64_t n_logit_rows);
   void run_layer(int64_t layer_index, int64_t n_rows);
+  // The attention's inputs: Q, K, V projected, biased, normed and rotated.
+  void project_qkv(const CudaLayerWeights& w, int64_t n_rows);
+  // gate = silu(xn W_gate) * (xn W_up).
+  void gate_and_up(const CudaLayerWeights& w, int64_t n_rows);
   // Replays (capturing first if needed) the graph of a decode step.
   void launch_decode_graph(int64_t n_rows);
   void drop_graphs();
@@ -81,7 +85,7 @@ class CudaBackend final : public Backend, public BlockMirror {
 
   // Activations of one step (rows = the step's new tokens), grown as needed.
   struct Activations {
-    DeviceBuffer x, xn, q, k, v, attn, proj, gate, up, head_in, logits;
+    DeviceBuffer x, xn, qkv, q, k, v, attn, proj, gate_up, gate, up, head_in, logits;
   } act_;
   int64_t rows_capacity_ = 0;
   int64_t logit_rows_capacity_ = 0;

@@ -60,51 +60,74 @@ __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* w
   for (int64_t i = threadIdx.x; i < n; i += kNormThreads) dst[i] = row[i] * inv_rms * weight[i];
 }
 
-// One warp per (row, head): bias, per-head norm, then RoPE of the head's pairs.
-__global__ void finish_qk_kernel(float* x, int64_t n_heads, int64_t head_dim, const float* bias,
-                                 const float* head_norm, float eps, const int32_t* positions,
-                                 const float* inv_freqs, bool neox, int64_t n_units) {
+// One warp per (row, head) over the Q, K and V heads of every row: the head
+// is copied to its compact place with its bias, then normed and rotated there.
+__global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, float* v,
+                                  bool neox, int64_t n_units) {
   const int64_t unit = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   if (unit >= n_units) return;  // whole warps leave together
   const int lane = threadIdx.x % 32;
-  const int64_t row = unit / n_heads;
-  const int64_t head = unit % n_heads;
-  float* h = x + row * n_heads * head_dim + head * head_dim;
-  if (bias != nullptr) {
-    for (int64_t i = lane; i < head_dim; i += 32) h[i] += bias[head * head_dim + i];
+  const int64_t heads_per_row = f.n_heads + 2 * f.n_kv_heads;
+  const int64_t row = unit / heads_per_row;
+  int64_t head = unit % heads_per_row;
+  const int64_t d = f.head_dim;
+  const float* src;
+  float* dst;
+  const float* bias;
+  const float* norm = nullptr;
+  bool rotate = true;
+  if (head < f.n_heads) {
+    src = in.q + row * in.q_stride;
+    dst = q + row * f.n_heads * d;
+    bias = f.bq;
+    norm = f.q_norm;
+  } else if ((head -= f.n_heads) < f.n_kv_heads) {
+    src = in.k + row * in.k_stride;
+    dst = k + row * f.n_kv_heads * d;
+    bias = f.bk;
+    norm = f.k_norm;
+  } else {
+    head -= f.n_kv_heads;
+    src = in.v + row * in.v_stride;
+    dst = v + row * f.n_kv_heads * d;
+    bias = f.bv;
+    rotate = false;
   }
-  if (head_norm != nullptr) {
+  src += head * d;
+  dst += head * d;
+  for (int64_t i = lane; i < d; i += 32) {
+    dst[i] = src[i] + (bias != nullptr ? bias[head * d + i] : 0.0f);
+  }
+  if (!rotate) return;
+  if (norm != nullptr) {
     float sum_squares = 0.0f;
-    for (int64_t i = lane; i < head_dim; i += 32) sum_squares += h[i] * h[i];
-    const float inv_rms = 1.0f / sqrtf(warp_sum(sum_squares) / static_cast<float>(head_dim) + eps);
-    for (int64_t i = lane; i < head_dim; i += 32) h[i] = h[i] * inv_rms * head_norm[i];
+    for (int64_t i = lane; i < d; i += 32) sum_squares += dst[i] * dst[i];
+    const float inv_rms = 1.0f / sqrtf(warp_sum(sum_squares) / static_cast<float>(d) + f.eps);
+    for (int64_t i = lane; i < d; i += 32) dst[i] = dst[i] * inv_rms * norm[i];
   }
-  __syncwarp();
-  const int64_t n_pairs = head_dim / 2;
-  const float pos = static_cast<float>(positions[row]);
+  __syncwarp();  // the pairs below cross the lanes that wrote them
+  const int64_t n_pairs = d / 2;
+  const float pos = static_cast<float>(f.positions[row]);
   for (int64_t i = lane; i < n_pairs; i += 32) {
     const int64_t first = neox ? i : 2 * i;
     const int64_t second = neox ? i + n_pairs : 2 * i + 1;
-    const float angle = pos * inv_freqs[i];
+    const float angle = pos * f.inv_freqs[i];
     const float c = cosf(angle);
     const float s = sinf(angle);
-    const float a = h[first];
-    const float b = h[second];
-    h[first] = a * c - b * s;
-    h[second] = a * s + b * c;
+    const float a = dst[first];
+    const float b = dst[second];
+    dst[first] = a * c - b * s;
+    dst[second] = a * s + b * c;
   }
 }
 
-__global__ void add_bias_kernel(float* x, const float* bias, int64_t row_length, int64_t n) {
+__global__ void silu_mul_kernel(const float* gate, const float* up, int64_t in_stride, int64_t n,
+                                int64_t n_total, float* out) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) x[i] += bias[i % row_length];
-}
-
-__global__ void silu_mul_kernel(float* gate, const float* up, int64_t n) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float g = gate[i];
-  gate[i] = g / (1.0f + expf(-g)) * up[i];
+  if (i >= n_total) return;
+  const int64_t at = i / n * in_stride + i % n;
+  const float g = gate[at];
+  out[i] = g / (1.0f + expf(-g)) * up[at];
 }
 
 unsigned int blocks_for(int64_t n, int threads) {
@@ -131,31 +154,25 @@ void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float 
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
-void cuda_finish_qk(float* x, int64_t n_rows, int64_t n_heads, int64_t head_dim,
-                    const float* bias, const float* head_norm, float eps,
-                    const int32_t* positions, const float* inv_freqs, RopeStyle style,
-                    cudaStream_t stream) {
-  STRATA_CHECK(n_rows >= 0 && n_heads > 0 && head_dim > 0 && head_dim % 2 == 0);
-  const int64_t n_units = n_rows * n_heads;
+void cuda_finish_qkv(const QkvInput& in, const QkvFinish& f, float* q, float* k, float* v,
+                     cudaStream_t stream) {
+  STRATA_CHECK(f.n_rows >= 0 && f.n_heads > 0 && f.n_kv_heads > 0 && f.head_dim > 0 &&
+               f.head_dim % 2 == 0);
+  const int64_t n_units = f.n_rows * (f.n_heads + 2 * f.n_kv_heads);
   if (n_units == 0) return;
   constexpr int kWarpsPerBlock = 4;
-  finish_qk_kernel<<<blocks_for(n_units, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
-      x, n_heads, head_dim, bias, head_norm, eps, positions, inv_freqs,
-      style == RopeStyle::kNeox, n_units);
+  finish_qkv_kernel<<<blocks_for(n_units, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+      in, f, q, k, v, f.style == RopeStyle::kNeox, n_units);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 
-void cuda_add_bias(float* x, const float* bias, int64_t n_rows, int64_t row_length,
-                   cudaStream_t stream) {
-  const int64_t n = n_rows * row_length;
-  if (n == 0) return;
-  add_bias_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(x, bias, row_length, n);
-  STRATA_CUDA_CHECK_LAUNCH();
-}
-
-void cuda_silu_mul(float* gate, const float* up, int64_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  silu_mul_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(gate, up, n);
+void cuda_silu_mul(const float* gate, const float* up, int64_t in_stride, int64_t n_rows,
+                   int64_t n, float* out, cudaStream_t stream) {
+  STRATA_CHECK(n_rows >= 0 && n > 0 && in_stride >= n);
+  const int64_t n_total = n_rows * n;
+  if (n_total == 0) return;
+  silu_mul_kernel<<<blocks_for(n_total, 256), 256, 0, stream>>>(gate, up, in_stride, n, n_total,
+                                                                 out);
   STRATA_CUDA_CHECK_LAUNCH();
 }
 

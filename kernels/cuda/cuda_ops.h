@@ -25,20 +25,45 @@ void cuda_rms_norm(const float* x, const float* weight, float eps, int64_t n_row
 void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps,
                        int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream);
 
-// What happens to each token's Q (or K) heads between the projection and
-// attention, in place on x [n_rows][n_heads * head_dim]: the bias (qwen2;
-// null if none), the per-head RMSNorm (qwen3; null if none), then RoPE at
-// positions[row] (a device array) with inv_freqs [head_dim / 2] (device).
-void cuda_finish_qk(float* x, int64_t n_rows, int64_t n_heads, int64_t head_dim,
-                    const float* bias, const float* head_norm, float eps,
-                    const int32_t* positions, const float* inv_freqs, RopeStyle style,
-                    cudaStream_t stream);
+// Where a step's Q, K and V projections are: one fused [n_rows][q|k|v]
+// matrix (all three strides its width, k and v pointing inside it), or three
+// compact arrays. Strides are in floats.
+struct QkvInput {
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t q_stride = 0;
+  int64_t k_stride = 0;
+  int64_t v_stride = 0;
+};
 
-// x[r][i] += bias[i] for rows of row_length floats.
-void cuda_add_bias(float* x, const float* bias, int64_t n_rows, int64_t row_length,
-                   cudaStream_t stream);
+// What happens to each token's Q, K and V heads between the projection and
+// attention, in one launch: the biases (qwen2; null if none), the per-head
+// RMSNorm of Q and K (qwen3; null if none), RoPE of Q and K at
+// positions[row] (device) with inv_freqs [head_dim / 2] (device). Writes
+// compact q [n_rows][n_heads * head_dim], k and v [n_rows][n_kv_heads *
+// head_dim]; an output may be its own input (compact, in place).
+struct QkvFinish {
+  int64_t n_rows = 0;
+  int64_t n_heads = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  const float* bq = nullptr;
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  float eps = 0;
+  const int32_t* positions = nullptr;
+  const float* inv_freqs = nullptr;
+  RopeStyle style = RopeStyle::kNormal;
+};
+void cuda_finish_qkv(const QkvInput& in, const QkvFinish& f, float* q, float* k, float* v,
+                     cudaStream_t stream);
 
-// gate[i] = silu(gate[i]) * up[i] for i < n.
-void cuda_silu_mul(float* gate, const float* up, int64_t n, cudaStream_t stream);
+// out[r][i] = silu(gate[r * in_stride + i]) * up[r * in_stride + i] for
+// i < n, out compact [n_rows][n] (may be gate when in_stride is n).
+void cuda_silu_mul(const float* gate, const float* up, int64_t in_stride, int64_t n_rows,
+                   int64_t n, float* out, cudaStream_t stream);
 
 }  // namespace strata

@@ -26,10 +26,10 @@ bool cuda_available() {
 // A CudaBackend over its own pool, like the CPU tests' Harness.
 struct CudaHarness {
   CudaHarness(const TinyModel& model, WeightType kv_dtype, int64_t block_tokens = 8,
-              int64_t n_blocks = 64, bool use_graphs = true)
+              int64_t n_blocks = 64, bool use_graphs = true, bool fuse = true)
       : layout(KvLayout::for_model(model.config, block_tokens, kv_dtype)),
         blocks(layout.block_bytes(), n_blocks),
-        weights(model.weights),
+        weights(model.weights, fuse),
         backend(weights, model.config, layout, blocks, use_graphs) {}
 
   std::vector<float> run(const std::vector<BatchSequence>& batch) {
@@ -215,6 +215,28 @@ TEST(CudaBackendTest, DecodeAgreesWithCpuBackend) {
     const std::vector<BatchSequence> batch = {a.next(n, false)};
     cpu.backend.forward(batch, want);
     EXPECT_LE(relative_diff(gpu.run({b.next(n, false)}), want), 1e-4);
+  }
+}
+
+// Q, K, V (and gate, up) uploaded as stacked matrices or apart (as for files
+// that mix types) give the same logits, on both matmul paths.
+TEST(CudaBackendTest, StackedAndSeparateProjectionsAgree) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (Architecture arch : {Architecture::kQwen2, Architecture::kQwen3}) {
+    TinyModel model({.arch = arch, .type = WeightType::kQ8_0, .seed = 9, .n_embd = 256,
+                     .n_ffn = 256});
+    CudaHarness stacked(model, WeightType::kF32, 8, 64, true, /*fuse=*/true);
+    CudaHarness apart(model, WeightType::kF32, 8, 64, true, /*fuse=*/false);
+    ASSERT_TRUE(stacked.weights.layers()[0].qkv_fused());
+    ASSERT_FALSE(apart.weights.layers()[0].qkv_fused());
+    const std::vector<int32_t> tokens = random_tokens(24, model.config.n_vocab, 3);
+    TestSequence a{.tokens = tokens, .block_table = allocate_blocks(stacked.blocks, 3)};
+    TestSequence b{.tokens = tokens, .block_table = allocate_blocks(apart.blocks, 3)};
+    EXPECT_LE(relative_diff(stacked.run({a.next(20, true)}), apart.run({b.next(20, true)})), 1e-5);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_LE(relative_diff(stacked.run({a.next(1, false)}), apart.run({b.next(1, false)})),
+                1e-5);
+    }
   }
 }
 
