@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <stdexcept>
 #include <utility>
@@ -21,7 +22,8 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
       demote_below_(std::max<int64_t>(1, kv_blocks.n_total() / 10)),
       cache_(kv_blocks, block_tokens_),
       tiers_(options.disk_tier ? std::make_unique<TierManager>(cache_, kv_blocks, *options.disk_tier,
-                                                               options.block_mirror)
+                                                               options.block_mirror,
+                                                               options.load_cost)
                                : nullptr),
       scheduler_(cache_, block_tokens_, options.scheduler, tiers_.get()) {
   STRATA_CHECK(kv_blocks.n_free() == kv_blocks.n_total(), "the KV pool must start free");
@@ -217,7 +219,14 @@ void Engine::run(std::span<const ScheduledChunk> batch) {
         .block_table = chunk.seq->block_table,
         .all_logits = false});
   }
+  const auto start = std::chrono::steady_clock::now();
   backend_.forward(batch_, logits_);
+  if (tiers_) {
+    int64_t n_tokens = 0;
+    for (const ScheduledChunk& chunk : batch) n_tokens += chunk.n_tokens;
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    tiers_->observe_step(n_tokens, took.count());
+  }
 }
 
 void Engine::postprocess(std::span<const ScheduledChunk> batch) {
@@ -312,6 +321,7 @@ void Engine::publish_stats() {
   stats.n_blocks_total = cache_.n_total();
   stats.n_block_hits = cache_.counters().hits;
   stats.n_blocks_loaded = tiers_ ? tiers_->n_blocks_loaded() : 0;
+  stats.n_loads_declined = tiers_ ? tiers_->n_loads_declined() : 0;
   std::lock_guard<std::mutex> lock(mutex_);
   stats_ = stats;
 }

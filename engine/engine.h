@@ -51,6 +51,7 @@ struct EngineStats {
   int64_t n_blocks_total = 0;
   int64_t n_block_hits = 0;     // blocks matched in the host cache by admissions (loaded ones too)
   int64_t n_blocks_loaded = 0;  // blocks loaded from the disk tier into the host cache
+  int64_t n_loads_declined = 0;  // prompts found on disk but computed: faster than loading
 };
 
 // What one step ran, for tests and tracing.
@@ -81,6 +82,8 @@ struct EngineOptions {
   // Set when the backend computes in device memory: blocks are copied to and
   // from the pool's host slots around disk moves (ModelRuntime::block_mirror).
   BlockMirror* block_mirror = nullptr;
+  // The disk tier's load-or-recompute choice (its rates are learned online).
+  LoadCostOptions load_cost = {};
 };
 
 class Engine {

@@ -240,7 +240,8 @@ bool Scheduler::start_loading(Sequence& seq, std::span<const BlockHash> chain, i
       seq.tokens().subspan(static_cast<size_t>(n_cached * block_tokens_),
                            rest.size() * static_cast<size_t>(block_tokens_));
   const int64_t n_on_disk = tiers_->count_loadable(rest, rest_tokens);
-  if (n_on_disk == 0) return false;
+  // Where computing the tokens again is faster than reading them, compute.
+  if (n_on_disk == 0 || !tiers_->worth_loading(n_on_disk, block_tokens_)) return false;
   const BlockHash parent = n_cached == 0 ? BlockHash{} : chain[static_cast<size_t>(n_cached) - 1];
   const std::vector<BlockId> cached_prefix = blocks_.lookup(
       chain.first(static_cast<size_t>(n_cached)),

@@ -7,8 +7,8 @@
 namespace strata {
 
 TierManager::TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker,
-                         BlockMirror* mirror)
-    : cache_(cache), pool_(pool), worker_(worker), mirror_(mirror) {}
+                         BlockMirror* mirror, const LoadCostOptions& load_cost)
+    : cache_(cache), pool_(pool), worker_(worker), mirror_(mirror), cost_(load_cost) {}
 
 TierManager::~TierManager() {
   for (auto& [id, owner] : owners_) cache_.release_table(owner.held);
@@ -67,6 +67,12 @@ int64_t TierManager::count_loadable(std::span<const BlockHash> chain,
   return worker_.count_loadable(chain, tokens);
 }
 
+bool TierManager::worth_loading(int64_t n_blocks, int64_t block_tokens) {
+  if (cost_.load_wins(n_blocks * pool_.block_bytes(), n_blocks * block_tokens)) return true;
+  ++n_loads_declined_;
+  return false;
+}
+
 int64_t TierManager::start_loads(uint64_t owner, std::span<const BlockId> cached_prefix,
                                  std::span<const BlockHash> chain,
                                  std::span<const int32_t> tokens,
@@ -94,7 +100,11 @@ int64_t TierManager::start_loads(uint64_t owner, std::span<const BlockId> cached
     ++n;
   }
   held.n_pending += n;
-  if (n > 0) ++n_loads_started_;
+  if (n > 0) {
+    ++n_loads_started_;
+    held.n_started = n;
+    held.started = std::chrono::steady_clock::now();
+  }
   return n;
 }
 
@@ -137,7 +147,11 @@ void TierManager::finish(const TierCompletion& done) {
     return;
   }
   auto owner = owners_.find(move.owner);
-  if (owner != owners_.end()) --owner->second.n_pending;
+  if (owner != owners_.end() && --owner->second.n_pending == 0) {
+    // The round is complete: its bytes over its time, queueing included.
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - owner->second.started;
+    cost_.observe_load(owner->second.n_started * pool_.block_bytes(), took.count());
+  }
   if (done.event != TierEvent::kLoaded) {
     cache_.release(move.block);  // private: back to the pool
     return;

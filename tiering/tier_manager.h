@@ -11,7 +11,8 @@
 //    copy on disk are written down (pinned the same way) before eviction can
 //    reach them;
 //  - promotion: for a waiting request whose prompt continues on disk beyond
-//    what the cache holds, host blocks are allocated and loaded; each loaded
+//    what the cache holds, where the cost model says loading beats computing
+//    (tiering/load_cost_model.h), host blocks are allocated and loaded; each loaded
 //    block is published under its hash, exactly as if it had been computed,
 //    and held for the request until it is admitted (or gone), so that
 //    admission then finds it with PrefixCache::match like any cached block.
@@ -23,6 +24,7 @@
 // Threads: the engine thread only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -32,6 +34,7 @@
 
 #include "tiering/block_hash.h"
 #include "tiering/block_mirror.h"
+#include "tiering/load_cost_model.h"
 #include "tiering/block_pool.h"
 #include "tiering/prefix_cache.h"
 #include "tiering/tier_worker.h"
@@ -43,7 +46,7 @@ class TierManager {
   // All must outlive the manager; `pool` is the pool `cache` allocates from.
   // `mirror`: set when blocks are computed in device memory (null on the CPU).
   TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker,
-              BlockMirror* mirror = nullptr);
+              BlockMirror* mirror = nullptr, const LoadCostOptions& load_cost = {});
   ~TierManager();  // drains the worker's moves of this manager
   TierManager(const TierManager&) = delete;
   TierManager& operator=(const TierManager&) = delete;
@@ -63,6 +66,12 @@ class TierManager {
 
   // Leading blocks of `chain` (with their tokens) that could be loaded.
   int64_t count_loadable(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
+  // Whether loading n_blocks blocks (of block_tokens tokens) beats computing
+  // them, by the cost model; counts the refusals.
+  bool worth_loading(int64_t n_blocks, int64_t block_tokens);
+  // A forward pass of `tokens` new tokens took `seconds`: the prefill rate.
+  void observe_step(int64_t tokens, double seconds) { cost_.observe_prefill(tokens, seconds); }
+  const LoadCostModel& cost_model() const { return cost_; }
   // Starts loading the blocks of `chain` into newly allocated host blocks for
   // `owner`, keeping at least `reserve` blocks allocatable. `cached_prefix`,
   // the cached blocks the chain continues, is held for the owner first: the
@@ -88,6 +97,7 @@ class TierManager {
   void add_references(std::vector<int32_t>& refs) const;
   int64_t n_loads_started() const { return n_loads_started_; }
   int64_t n_blocks_loaded() const { return n_blocks_loaded_; }
+  int64_t n_loads_declined() const { return n_loads_declined_; }
 
  private:
   enum class MoveKind { kWriteThrough, kDemotion, kLoad };
@@ -110,6 +120,8 @@ class TierManager {
   struct Owner {
     int64_t n_pending = 0;
     std::vector<BlockId> held;  // loaded, published, referenced for the owner
+    int64_t n_started = 0;      // loads of this round, for the disk rate
+    std::chrono::steady_clock::time_point started{};
   };
   void finish(const TierCompletion& done);
 
@@ -124,6 +136,8 @@ class TierManager {
   std::vector<FlushWaiter> flushes_;
   int64_t n_loads_started_ = 0;
   int64_t n_blocks_loaded_ = 0;
+  int64_t n_loads_declined_ = 0;
+  LoadCostModel cost_;
 };
 
 }  // namespace strata

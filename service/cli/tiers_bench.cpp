@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -242,14 +243,18 @@ FirstToken time_first_token(Engine& engine, std::vector<TokenId> prompt) {
 }
 
 // A CPU runtime (its own, empty KV pool: T1) and an engine over it that
-// writes through to `disk` (T2). Members in this order: the engine goes
-// first, draining its moves out of the runtime's pool.
+// writes through to `disk` (T2). The engine always loads what it finds on
+// disk (no prefill is ever observed by its cost model): the bench measures
+// loads. Members in this order: the engine goes first, draining its moves
+// out of the runtime's pool.
 struct EngineOnDisk {
   EngineOnDisk(const LoadedModel& model, const CpuRuntimeOptions& runtime_options,
                const ModelFingerprint& fingerprint, TierWorker& disk)
       : runtime(model, runtime_options),
         engine(runtime.backend(), runtime.kv_blocks(), model.tokenizer(),
-               EngineOptions{.scheduler = {.model_fingerprint = fingerprint}, .disk_tier = &disk}) {}
+               EngineOptions{.scheduler = {.model_fingerprint = fingerprint},
+                             .disk_tier = &disk,
+                             .load_cost = {.min_prefill_tokens = INT64_MAX}}) {}
   CpuRuntime runtime;
   Engine engine;
 };

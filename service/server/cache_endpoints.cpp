@@ -77,7 +77,12 @@ http::Response cache_response(const ModelHost& host) {
                        {"capacity_blocks", stats.n_blocks_total},
                        {"capacity_bytes", stats.n_blocks_total * block_bytes},
                        {"block_hits", stats.n_block_hits - stats.n_blocks_loaded}});
-  if (const TierWorker* disk = host.disk_tier()) tiers.push_back(disk_json(*disk, block_bytes));
+  if (const TierWorker* disk = host.disk_tier()) {
+    Json json = disk_json(*disk, block_bytes);
+    // Prompts found on disk but computed, the cost model judging that faster.
+    json["loads_declined"] = stats.n_loads_declined;
+    tiers.push_back(std::move(json));
+  }
   return json_response(http::Status::ok,
                        Json{{"block_tokens", host.kv_block_tokens()},
                             {"block_bytes", block_bytes},

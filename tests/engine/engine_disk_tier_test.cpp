@@ -68,6 +68,38 @@ TEST_F(EngineDiskTierTest, RestartedEngineLoadsThePromptInsteadOfComputingIt) {
   EXPECT_EQ(disk->stats().n_loads, 18);
 }
 
+// The cost model: while no prefill has been measured a prompt found on disk
+// is loaded; once one has, and loading is made to look slow (a 10 s latency
+// per round), such a prompt is computed instead, with the same output.
+TEST_F(EngineDiskTierTest, PromptsAreComputedWhereLoadingIsSlower) {
+  const GenerateRequest on_disk = request_for(21, 200, 4);
+  const GenerateRequest fresh = request_for(22, 100, 4);
+  const Outcome cold = run_alone({on_disk})[0];
+  {
+    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
+    run_one(e, on_disk);
+    e.shut_down();
+    disk->wait_idle();
+  }
+  const LoadCostOptions slow_loads{.load_latency_s = 10.0};
+  {
+    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    EngineUnderTest e(EngineSetup{.disk_tier = disk.get(), .load_cost = slow_loads});
+    EXPECT_EQ(run_one(e, on_disk).usage.cached_prompt_tokens, 192);  // nothing measured yet
+    EXPECT_EQ(e.shut_down().n_loads_declined, 0);
+  }
+  std::unique_ptr<TierWorker> disk = open_disk_tier();
+  EngineUnderTest e(EngineSetup{.disk_tier = disk.get(), .load_cost = slow_loads});
+  run_one(e, fresh);  // a 100-token prefill: the rate is measured
+  const Outcome computed = run_one(e, on_disk);
+  EXPECT_EQ(computed.usage.cached_prompt_tokens, 0);
+  EXPECT_EQ(computed.tokens, cold.tokens);
+  const EngineStats stats = e.shut_down();
+  EXPECT_EQ(stats.n_loads_declined, 1);
+  EXPECT_EQ(stats.n_blocks_loaded, 0);
+}
+
 TEST_F(EngineDiskTierTest, PersistNoneWritesNothingWithoutPressure) {
   std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
   EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});

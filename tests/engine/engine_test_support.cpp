@@ -104,7 +104,8 @@ EngineUnderTest::EngineUnderTest(const EngineSetup& setup)
   engine_ = std::make_unique<Engine>(
       runtime_->backend(), runtime_->kv_blocks(), test_model().tokenizer(),
       EngineOptions{.scheduler = scheduler, .check_integrity = true, .on_step = setup.on_step,
-                    .disk_tier = setup.disk_tier, .block_mirror = runtime_->block_mirror()});
+                    .disk_tier = setup.disk_tier, .block_mirror = runtime_->block_mirror(),
+                    .load_cost = setup.load_cost});
 }
 
 EngineUnderTest::~EngineUnderTest() {

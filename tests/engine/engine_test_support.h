@@ -56,6 +56,7 @@ struct EngineSetup {
   std::function<void(const StepReport&)> on_step = nullptr;
   TierWorker* disk_tier = nullptr;
   BackendChoice backend = BackendChoice::kCpu;
+  LoadCostOptions load_cost{};
 };
 
 // A runtime and an engine over it; the pool must be all free after the engine.
