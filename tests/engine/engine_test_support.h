@@ -56,7 +56,10 @@ struct EngineSetup {
   std::function<void(const StepReport&)> on_step = nullptr;
   TierWorker* disk_tier = nullptr;
   BackendChoice backend = BackendChoice::kCpu;
-  LoadCostOptions load_cost{};
+  // Tests of the loading machinery always load (no prefill rate is ever
+  // observed), so that no outcome depends on timing; the cost model's
+  // choice has tests of its own.
+  LoadCostOptions load_cost{.min_prefill_tokens = INT64_MAX};
 };
 
 // A runtime and an engine over it; the pool must be all free after the engine.
