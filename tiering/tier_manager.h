@@ -71,7 +71,6 @@ class TierManager {
   bool worth_loading(int64_t n_blocks, int64_t block_tokens);
   // A forward pass of `tokens` new tokens took `seconds`: the prefill rate.
   void observe_step(int64_t tokens, double seconds) { cost_.observe_prefill(tokens, seconds); }
-  const LoadCostModel& cost_model() const { return cost_; }
   // Starts loading the blocks of `chain` into newly allocated host blocks for
   // `owner`, keeping at least `reserve` blocks allocatable. `cached_prefix`,
   // the cached blocks the chain continues, is held for the owner first: the

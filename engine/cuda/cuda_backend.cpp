@@ -203,12 +203,13 @@ void CudaBackend::forward(std::span<const BatchSequence> batch, std::vector<floa
   resize_activations(n_rows, n_logit_rows);
   upload_step(flat);
 
-  if (is_decode_step(flat)) {
+  const bool decode = is_decode_step(flat);
+  if (decode) {
     // Graph or not, a decode step splits its keys by the bucket, so both
     // ways give the same numbers.
     attention_batch_.max_seq_keys = context_bucket(attention_batch_.max_seq_keys);
   }
-  if (use_graphs_ && is_decode_step(flat) && n_rows <= CudaMatmul::kMaxVectorTokens) {
+  if (use_graphs_ && decode && n_rows <= CudaMatmul::kMaxVectorTokens) {
     launch_decode_graph(n_rows);
   } else {
     enqueue_forward(n_rows, n_logit_rows);

@@ -11,17 +11,12 @@
 #include <vector>
 
 #include "engine/cuda/cuda_model_weights.h"
-#include "kernels/gpu_devices.h"
 #include "tests/engine/cpu/reference_model.h"
 #include "tests/engine/cpu/tiny_model.h"
+#include "tests/kernels/cuda/cuda_test_support.h"
 
 namespace strata::testing {
 namespace {
-
-bool cuda_available() {
-  static const bool available = !probe_gpus().devices.empty();
-  return available;
-}
 
 // A CudaBackend over its own pool, like the CPU tests' Harness.
 struct CudaHarness {

@@ -10,8 +10,8 @@
 #include <map>
 #include <vector>
 
-#include "kernels/gpu_devices.h"
 #include "tests/engine/engine_test_support.h"
+#include "tests/kernels/cuda/cuda_test_support.h"
 
 namespace strata {
 namespace {
@@ -21,7 +21,7 @@ using namespace strata::testing;
 class CudaEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (probe_gpus().devices.empty()) GTEST_SKIP() << "no CUDA device";
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   }
 };
 
