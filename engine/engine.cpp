@@ -9,8 +9,26 @@
 #include "common/check.h"
 #include "common/log.h"
 #include "common/str_cat.h"
+#include "tiering/device_tier.h"
+#include "tiering/tier_manager.h"
 
 namespace strata {
+namespace {
+
+std::unique_ptr<LowerTiers> make_lower_tiers(PrefixCache& cache, BlockPool& kv_blocks,
+                                             const EngineOptions& options) {
+  if (options.device_copier != nullptr) {
+    STRATA_CHECK(options.host_blocks != nullptr, "a device copier without a host tier");
+    return std::make_unique<DeviceTier>(cache, *options.host_blocks, *options.device_copier,
+                                        options.disk_tier, options.load_cost);
+  }
+  if (options.disk_tier != nullptr) {
+    return std::make_unique<TierManager>(cache, kv_blocks, *options.disk_tier, options.load_cost);
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenizer,
                const EngineOptions& options)
@@ -21,25 +39,22 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
       n_blocks_total_(kv_blocks.n_total()),
       demote_below_(std::max<int64_t>(1, kv_blocks.n_total() / 10)),
       cache_(kv_blocks, block_tokens_),
-      tiers_(options.disk_tier ? std::make_unique<TierManager>(cache_, kv_blocks, *options.disk_tier,
-                                                               options.block_mirror,
-                                                               options.load_cost)
-                               : nullptr),
+      tiers_(make_lower_tiers(cache_, kv_blocks, options)),
       scheduler_(cache_, block_tokens_, options.scheduler, tiers_.get()) {
   STRATA_CHECK(kv_blocks.n_free() == kv_blocks.n_total(), "the KV pool must start free");
   STRATA_CHECK(options.scheduler.model_fingerprint != ModelFingerprint{},
                "EngineOptions.scheduler.model_fingerprint is unset: build it with "
                "model_fingerprint(model file, KV layout)");
   stats_.n_blocks_total = cache_.n_total();
-  if (options.disk_tier) {
-    options.disk_tier->set_listener([this] {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        tier_moved_ = true;
-      }
-      wake_.notify_one();
-    });
-  }
+  auto on_move = [this] {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      tier_moved_ = true;
+    }
+    wake_.notify_one();
+  };
+  if (options.disk_tier) options.disk_tier->set_listener(on_move);
+  if (options.device_copier) options.device_copier->set_listener(on_move);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -51,6 +66,7 @@ Engine::~Engine() {
   wake_.notify_one();
   thread_.join();
   if (options_.disk_tier) options_.disk_tier->set_listener(nullptr);
+  if (options_.device_copier) options_.device_copier->set_listener(nullptr);
 }
 
 uint64_t Engine::submit(GenerateRequest request, EventCallback on_event) {
@@ -94,8 +110,8 @@ void Engine::clear_cache(std::function<void(int64_t)> done) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     tasks_.push_back([this, done = std::move(done)] {
-      const int64_t n = cache_.evict_all_idle();
-      if (options_.disk_tier) options_.disk_tier->clear();
+      int64_t n = cache_.evict_all_idle();
+      if (tiers_) n += tiers_->clear();
       publish_stats();
       done(n);
     });
@@ -322,6 +338,7 @@ void Engine::publish_stats() {
   stats.n_block_hits = cache_.counters().hits;
   stats.n_blocks_loaded = tiers_ ? tiers_->n_blocks_loaded() : 0;
   stats.n_loads_declined = tiers_ ? tiers_->n_loads_declined() : 0;
+  if (tiers_) stats.host_tier = tiers_->host_tier_stats();
   std::lock_guard<std::mutex> lock(mutex_);
   stats_ = stats;
 }

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -31,7 +32,9 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "tiering/block_pool.h"
 #include "tiering/prefix_cache.h"
-#include "tiering/tier_manager.h"
+#include "tiering/device_copier.h"
+#include "tiering/load_cost_model.h"
+#include "tiering/lower_tiers.h"
 #include "tiering/tier_worker.h"
 
 namespace strata {
@@ -49,9 +52,12 @@ struct EngineStats {
   int64_t n_blocks_used = 0;    // referenced by block tables
   int64_t n_blocks_cached = 0;  // published in the prefix cache (used or idle)
   int64_t n_blocks_total = 0;
-  int64_t n_block_hits = 0;     // blocks matched in the host cache by admissions (loaded ones too)
-  int64_t n_blocks_loaded = 0;  // blocks loaded from the disk tier into the host cache
+  // The figures above are of the tier the backend computes in: VRAM (T0) on
+  // a GPU, host memory (T1) on the CPU.
+  int64_t n_block_hits = 0;     // blocks matched by admissions (brought-up ones too)
+  int64_t n_blocks_loaded = 0;  // blocks loaded from the disk tier
   int64_t n_loads_declined = 0;  // prompts found on disk but computed: faster than loading
+  std::optional<HostTierStats> host_tier;  // GPU engines: the pinned host tier below VRAM
 };
 
 // What one step ran, for tests and tracing.
@@ -79,9 +85,12 @@ struct EngineOptions {
   // The disk tier (T2), if any: blocks are written through to it and prompts
   // found there are loaded instead of computed. Must outlive the engine.
   TierWorker* disk_tier = nullptr;
-  // Set when the backend computes in device memory: blocks are copied to and
-  // from the pool's host slots around disk moves (ModelRuntime::block_mirror).
-  BlockMirror* block_mirror = nullptr;
+  // Set when the backend computes in device memory (T0): the copy stream
+  // between it and `host_blocks`, the pinned host tier (T1) below it, which
+  // then stands between the VRAM and the disk (tiering/device_tier.h).
+  // Both must outlive the engine; host_blocks entirely free.
+  DeviceCopier* device_copier = nullptr;
+  BlockPool* host_blocks = nullptr;
   // The disk tier's load-or-recompute choice (its rates are learned online).
   LoadCostOptions load_cost = {};
 };
@@ -113,10 +122,11 @@ class Engine {
   // Any thread. A snapshot, updated by the engine thread after each step.
   EngineStats stats() const;
 
-  // Any thread. Evicts every idle block of the prefix cache (blocks in use
-  // stay) and clears the disk tier; `done` runs on the engine thread with
-  // the number of host blocks evicted. POST /v1/cache/clear.
-  void clear_cache(std::function<void(int64_t n_host_blocks)> done);
+  // Any thread. Evicts every idle block of the prefix cache and of the host
+  // tier below VRAM (blocks in use stay) and clears the disk tier; `done`
+  // runs on the engine thread with the number of blocks evicted from memory.
+  // POST /v1/cache/clear.
+  void clear_cache(std::function<void(int64_t n_blocks)> done);
   // Any thread. Writes every cached block to the disk tier; `done` runs on
   // the engine thread once they are durable, with the number of blocks on
   // disk (at once with 0 without a disk tier). POST /v1/cache/persist.
@@ -152,7 +162,7 @@ class Engine {
 
   // Engine thread only.
   PrefixCache cache_;
-  std::unique_ptr<TierManager> tiers_;  // with a disk tier
+  std::unique_ptr<LowerTiers> tiers_;  // with a host tier below VRAM or a disk tier
   Scheduler scheduler_;
   std::vector<BatchSequence> batch_;  // this step's forward pass, views into sequences
   std::vector<float> logits_;         // [batch size][n_vocab]
@@ -165,7 +175,7 @@ class Engine {
   std::vector<uint64_t> cancels_;
   std::vector<std::function<void()>> tasks_;  // run on the engine thread at its next wake-up
   bool stopping_ = false;
-  bool tier_moved_ = false;  // the disk tier completed a move
+  bool tier_moved_ = false;  // a lower tier completed a move
   uint64_t next_id_ = 1;
   int64_t n_prompt_tokens_ = 0;  // accepted by submit()
   EngineStats stats_;

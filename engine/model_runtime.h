@@ -15,8 +15,8 @@
 #include "engine/backend.h"
 #include "engine/kv_layout.h"
 #include "engine/model/loaded_model.h"
-#include "tiering/block_mirror.h"
 #include "tiering/block_pool.h"
+#include "tiering/device_copier.h"
 
 namespace strata {
 
@@ -31,6 +31,9 @@ struct RuntimeOptions {
   // in vram_cache_fraction of the VRAM left once the weights are loaded.
   int64_t n_kv_blocks = 0;
   int64_t n_kv_blocks_gpu = 0;
+  // On a GPU, the pinned host tier (T1) below the VRAM arena, in blocks
+  // (0: n_kv_blocks). The CPU computes in host memory: no separate T1.
+  int64_t n_host_blocks = 0;
   int n_threads = 0;  // CPU: 0 is one per available core
   WeightType kv_dtype = WeightType::kF16;
   int64_t block_tokens = KvLayout::kDefaultBlockTokens;
@@ -47,9 +50,10 @@ class ModelRuntime {
   virtual const KvLayout& kv_layout() const = 0;
   // One line for the log: "CPU: 16 threads, avx2" / "CUDA: NVIDIA H200 (sm_90) ...".
   virtual std::string description() const = 0;
-  // Non-null when blocks are computed in device memory: the engine's disk
-  // moves copy through the pool's host slots (tiering/block_mirror.h).
-  virtual BlockMirror* block_mirror() { return nullptr; }
+  // Non-null when blocks are computed in device memory: the copy stream
+  // between the VRAM arena and the pinned host tier (EngineOptions).
+  virtual DeviceCopier* device_copier() { return nullptr; }
+  virtual BlockPool* host_blocks() { return nullptr; }
   virtual bool on_gpu() const { return false; }
 };
 

@@ -8,7 +8,7 @@
 namespace strata {
 
 Scheduler::Scheduler(PrefixCache& blocks, int64_t block_tokens, const SchedulerOptions& options,
-                     TierManager* tiers)
+                     LowerTiers* tiers)
     : blocks_(blocks), tiers_(tiers), block_tokens_(block_tokens), options_(options) {
   STRATA_CHECK(block_tokens_ > 0 && block_tokens_ == blocks.block_tokens(), "block_tokens ",
                block_tokens_, " vs the cache's ", blocks.block_tokens());
@@ -208,6 +208,7 @@ bool Scheduler::preempt_after(size_t self) {
 void Scheduler::preempt(size_t index) {
   std::unique_ptr<Sequence> seq = std::move(running_[index]);
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
+  if (tiers_) tiers_->on_preempted(seq->block_table);  // down first: it resumes from there
   release_blocks(*seq);
   seq->status = SequenceStatus::kWaiting;
   ++seq->n_preemptions;
@@ -239,15 +240,15 @@ bool Scheduler::start_loading(Sequence& seq, std::span<const BlockHash> chain, i
   const std::span<const TokenId> rest_tokens =
       seq.tokens().subspan(static_cast<size_t>(n_cached * block_tokens_),
                            rest.size() * static_cast<size_t>(block_tokens_));
-  const int64_t n_on_disk = tiers_->count_loadable(rest, rest_tokens);
-  // Where computing the tokens again is faster than reading them, compute.
-  if (n_on_disk == 0 || !tiers_->worth_loading(n_on_disk, block_tokens_)) return false;
+  // Only as far as loading beats computing the tokens again (the cost model).
+  const int64_t n_below = tiers_->blocks_to_load(rest, rest_tokens);
+  if (n_below == 0) return false;
   const BlockHash parent = n_cached == 0 ? BlockHash{} : chain[static_cast<size_t>(n_cached) - 1];
   const std::vector<BlockId> cached_prefix = blocks_.lookup(
       chain.first(static_cast<size_t>(n_cached)),
       seq.tokens().first(static_cast<size_t>(n_cached * block_tokens_)));
-  return tiers_->start_loads(seq.id, cached_prefix, rest.first(static_cast<size_t>(n_on_disk)),
-                             rest_tokens.first(static_cast<size_t>(n_on_disk * block_tokens_)),
+  return tiers_->start_loads(seq.id, cached_prefix, rest.first(static_cast<size_t>(n_below)),
+                             rest_tokens.first(static_cast<size_t>(n_below * block_tokens_)),
                              parent, /*reserve=*/watermark_blocks_) > 0;
 }
 

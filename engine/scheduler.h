@@ -33,11 +33,12 @@
 //    waits on a waiting one, so this cannot deadlock; if it is preempted or
 //    finishes, the block is no longer in flight.
 //
-// Lower tiers. With a TierManager, every block published is also written
-// through to disk, and a waiting sequence whose prompt continues on disk past
-// the cached prefix first has those blocks loaded (it stays waiting, skipped
-// like a held one, while the loads run and other sequences keep running),
-// then is admitted with the longer match.
+// Lower tiers (tiering/lower_tiers.h: host memory and disk below a GPU's
+// VRAM, or disk below the CPU's host memory). Every block published is
+// offered to them (write-through), and a waiting sequence whose prompt
+// continues below past the cached prefix first has those blocks brought up
+// (it stays waiting, skipped like a held one, while the moves run and other
+// sequences keep running), then is admitted with the longer match.
 //
 // Threads: the engine thread only (no lock).
 #pragma once
@@ -50,7 +51,7 @@
 #include "engine/sequence.h"
 #include "tiering/block_hash.h"
 #include "tiering/prefix_cache.h"
-#include "tiering/tier_manager.h"
+#include "tiering/lower_tiers.h"
 
 namespace strata {
 
@@ -78,7 +79,7 @@ class Scheduler {
   // `blocks` (and `tiers`, when not null) must outlive the scheduler;
   // block_tokens as in the KvLayout.
   Scheduler(PrefixCache& blocks, int64_t block_tokens, const SchedulerOptions& options,
-            TierManager* tiers = nullptr);
+            LowerTiers* tiers = nullptr);
   ~Scheduler();
 
   void add(std::unique_ptr<Sequence> seq);  // to waiting
@@ -147,7 +148,7 @@ class Scheduler {
   static void insert_sorted(SeqList& list, std::unique_ptr<Sequence> seq);
 
   PrefixCache& blocks_;
-  TierManager* const tiers_;
+  LowerTiers* const tiers_;
   const int64_t block_tokens_;
   const SchedulerOptions options_;
   int64_t watermark_blocks_ = 0;

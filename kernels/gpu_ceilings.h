@@ -3,9 +3,12 @@
 //   - copy bandwidth: a large device-to-device copy, counting bytes read
 //     plus bytes written (what bounds decode, which streams the weights);
 //   - matrix rate: a large bf16 GEMM through cuBLAS on random data (what
-//     bounds prefill).
+//     bounds prefill);
+//   - bus rate: plain cudaMemcpy of one large pinned host buffer to the
+//     device and back (what bounds moves between VRAM and host memory).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 namespace strata {
@@ -18,5 +21,14 @@ struct GpuCeilings {
 // nullopt in a build without CUDA or without a usable GPU. Takes about a
 // second and a few GiB of VRAM (freed before it returns).
 std::optional<GpuCeilings> measure_gpu_ceilings();
+
+struct BusCeilings {
+  int64_t bytes = 0;               // copied each way, in one cudaMemcpy
+  double to_device_gb_per_s = 0;   // host -> device, / 1e9
+  double to_host_gb_per_s = 0;     // device -> host
+};
+
+// nullopt as above. `bytes` of pinned host memory and of VRAM for a moment.
+std::optional<BusCeilings> measure_bus_ceilings(int64_t bytes);
 
 }  // namespace strata

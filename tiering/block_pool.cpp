@@ -17,8 +17,8 @@ BlockPool::BlockPool(int64_t block_bytes, int64_t n_blocks)
   arena_bytes_ = static_cast<size_t>(slot_bytes_) * static_cast<size_t>(n_blocks);
   // An anonymous private map: page aligned, zero-filled, and committed lazily,
   // so a large pool costs nothing until its slots are used. No swap is
-  // reserved up front: the CUDA runtime's host mirror spans the whole VRAM
-  // arena and only the slots that move to or from disk are ever touched.
+  // reserved up front: the CUDA runtime's pool only names the VRAM arena's
+  // slots (its BlockIds) and never touches its own bytes.
   void* arena = mmap(nullptr, arena_bytes_, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (arena == MAP_FAILED) throw std::bad_alloc();

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace strata {
@@ -43,6 +44,9 @@ class BlockPool {
   // The slot's block_bytes bytes; id must be allocated.
   std::byte* data(BlockId id);
   const std::byte* data(BlockId id) const;
+
+  // The whole arena (n_total slots), e.g. to pin it for DMA.
+  std::span<std::byte> memory() { return {arena_, arena_bytes_}; }
 
   int64_t block_bytes() const { return block_bytes_; }
   int64_t slot_bytes() const { return slot_bytes_; }  // block_bytes rounded up to kSlotAlignment

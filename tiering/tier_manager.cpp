@@ -7,8 +7,8 @@
 namespace strata {
 
 TierManager::TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker,
-                         BlockMirror* mirror, const LoadCostOptions& load_cost)
-    : cache_(cache), pool_(pool), worker_(worker), mirror_(mirror), cost_(load_cost) {}
+                         const LoadCostOptions& load_cost)
+    : cache_(cache), pool_(pool), worker_(worker), cost_(load_cost) {}
 
 TierManager::~TierManager() {
   for (auto& [id, owner] : owners_) cache_.release_table(owner.held);
@@ -28,7 +28,6 @@ bool TierManager::write(BlockId block, MoveKind kind) {
   moves_.emplace(tag, Move{.kind = kind, .block = block, .hash = *cached.hash, .parent = {},
                            .tokens = {}, .owner = 0});
   persisting_.insert(*cached.hash);
-  if (mirror_ != nullptr) mirror_->copy_block_to_host(block, pool_.data(block));
   worker_.persist(*cached.hash, *cached.parent, cached.tokens, pool_.data(block), tag);
   return true;
 }
@@ -65,6 +64,18 @@ void TierManager::finish_flushes() {
 int64_t TierManager::count_loadable(std::span<const BlockHash> chain,
                                     std::span<const int32_t> tokens) const {
   return worker_.count_loadable(chain, tokens);
+}
+
+int64_t TierManager::clear() {
+  worker_.clear();
+  return 0;
+}
+
+int64_t TierManager::blocks_to_load(std::span<const BlockHash> chain,
+                                    std::span<const int32_t> tokens) {
+  const int64_t n = count_loadable(chain, tokens);
+  if (n == 0) return 0;
+  return worth_loading(n, cache_.block_tokens()) ? n : 0;
 }
 
 bool TierManager::worth_loading(int64_t n_blocks, int64_t block_tokens) {
@@ -157,7 +168,6 @@ void TierManager::finish(const TierCompletion& done) {
     return;
   }
   ++n_blocks_loaded_;
-  if (mirror_ != nullptr) mirror_->copy_block_to_device(move.block, pool_.data(move.block));
   // Our reference moves to the block publish() keeps (another request may
   // have computed the same block meanwhile).
   const BlockId kept = cache_.publish(move.hash, move.block, move.tokens, move.parent);

@@ -1,5 +1,6 @@
 // TierManager: the engine thread's side of the host (T1) <-> disk (T2) moves
-// (DESIGN.md, "Tiers"). It keeps the PrefixCache's reference counts right
+// (DESIGN.md, "Tiers"): the LowerTiers of the CPU backend, which computes in
+// host memory, and the lower half of a GPU engine's DeviceTier. It keeps the PrefixCache's reference counts right
 // while the TierWorker's I/O is in flight:
 //
 //  - write-through (--persist all): a newly published full block is pinned
@@ -33,70 +34,55 @@
 #include <vector>
 
 #include "tiering/block_hash.h"
-#include "tiering/block_mirror.h"
-#include "tiering/load_cost_model.h"
 #include "tiering/block_pool.h"
+#include "tiering/load_cost_model.h"
+#include "tiering/lower_tiers.h"
 #include "tiering/prefix_cache.h"
 #include "tiering/tier_worker.h"
 
 namespace strata {
 
-class TierManager {
+class TierManager final : public LowerTiers {
  public:
   // All must outlive the manager; `pool` is the pool `cache` allocates from.
-  // `mirror`: set when blocks are computed in device memory (null on the CPU).
   TierManager(PrefixCache& cache, BlockPool& pool, TierWorker& worker,
-              BlockMirror* mirror = nullptr, const LoadCostOptions& load_cost = {});
-  ~TierManager();  // drains the worker's moves of this manager
+              const LoadCostOptions& load_cost = {});
+  ~TierManager() override;  // drains the worker's moves of this manager
   TierManager(const TierManager&) = delete;
   TierManager& operator=(const TierManager&) = delete;
 
-  // After PrefixCache::publish made `block` a cached block: with write-through
-  // (--persist all), persists it unless it is on disk or on its way there.
-  void on_published(BlockId block);
-  // Demotion under pressure: while fewer than `free_target` blocks are free,
-  // writes the least recently used idle blocks that have no copy on disk
-  // yet (a bounded number per call), so that evicting them loses nothing.
-  // Call after each step.
-  void demote_cold(int64_t free_target);
-  // Writes every cached block that has no copy on disk; `done` runs on the
-  // engine thread once all of them are durable (or failed), with the number
-  // of blocks on disk then. POST /v1/cache/persist.
-  void flush(std::function<void(int64_t n_on_disk)> done);
+  // LowerTiers (the disk below host memory).
+  void on_published(BlockId block) override;
+  void demote_cold(int64_t free_target) override;
+  // Nothing: the blocks stay cached in host memory, where the CPU computes,
+  // and a disk write is too slow to wait for.
+  void on_preempted(std::span<const BlockId>) override {}
+  void flush(std::function<void(int64_t n_on_disk)> done) override;
+  int64_t clear() override;  // the disk's blocks; 0 host blocks
+  int64_t blocks_to_load(std::span<const BlockHash> chain,
+                         std::span<const int32_t> tokens) override;
+  void observe_step(int64_t tokens, double seconds) override {
+    cost_.observe_prefill(tokens, seconds);
+  }
+  int64_t start_loads(uint64_t owner, std::span<const BlockId> cached_prefix,
+                      std::span<const BlockHash> chain, std::span<const int32_t> tokens,
+                      const BlockHash& parent_of_first, int64_t reserve) override;
+  bool is_loading(uint64_t owner) const override;
+  bool has_loaded(uint64_t owner) const override;
+  void release_owner(uint64_t owner) override;
+  int64_t poll() override;
+  void drain() override;
+  void add_references(std::vector<int32_t>& refs) const override;
+  int64_t n_blocks_loaded() const override { return n_blocks_loaded_; }
+  int64_t n_loads_declined() const override { return n_loads_declined_; }
 
-  // Leading blocks of `chain` (with their tokens) that could be loaded.
+  // Leading blocks of `chain` (with their tokens) that are on disk.
   int64_t count_loadable(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
   // Whether loading n_blocks blocks (of block_tokens tokens) beats computing
   // them, by the cost model; counts the refusals.
   bool worth_loading(int64_t n_blocks, int64_t block_tokens);
-  // A forward pass of `tokens` new tokens took `seconds`: the prefill rate.
-  void observe_step(int64_t tokens, double seconds) { cost_.observe_prefill(tokens, seconds); }
-  // Starts loading the blocks of `chain` into newly allocated host blocks for
-  // `owner`, keeping at least `reserve` blocks allocatable. `cached_prefix`,
-  // the cached blocks the chain continues, is held for the owner first: the
-  // allocations must not evict them. Returns how many loads started (0:
-  // none; the owner then computes instead).
-  int64_t start_loads(uint64_t owner, std::span<const BlockId> cached_prefix,
-                      std::span<const BlockHash> chain, std::span<const int32_t> tokens,
-                      const BlockHash& parent_of_first, int64_t reserve);
-  bool is_loading(uint64_t owner) const;  // loads started and not all completed
-  bool has_loaded(uint64_t owner) const;  // loads started (done or not)
-  // Drops the owner's held references (after admission matched the blocks,
-  // or when it is gone); loads still in flight complete into the cache.
-  void release_owner(uint64_t owner);
-
-  // Applies the worker's completions; returns how many. Call at every
-  // engine wake-up.
-  int64_t poll();
-  // Waits for every move in flight and applies them (shutdown, tests).
-  void drain();
-
-  // References this manager holds, per block (loads, held blocks):
-  // for Scheduler::check_integrity.
-  void add_references(std::vector<int32_t>& refs) const;
+  bool writes_through() const { return worker_.writes_through(); }
   int64_t n_loads_started() const { return n_loads_started_; }
-  int64_t n_blocks_loaded() const { return n_blocks_loaded_; }
-  int64_t n_loads_declined() const { return n_loads_declined_; }
 
  private:
   enum class MoveKind { kWriteThrough, kDemotion, kLoad };
@@ -127,7 +113,6 @@ class TierManager {
   PrefixCache& cache_;
   BlockPool& pool_;
   TierWorker& worker_;
-  BlockMirror* mirror_;
   uint64_t next_tag_ = 1;
   std::unordered_map<uint64_t, Move> moves_;  // in flight, by tag
   std::unordered_set<BlockHash, BlockHashHasher> persisting_;

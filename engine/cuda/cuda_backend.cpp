@@ -353,20 +353,4 @@ void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
   }
 }
 
-void CudaBackend::copy_block_to_host(BlockId id, std::byte* host) {
-  STRATA_CHECK(id >= 0 && id < kv_blocks_.n_total(), "block ", id);
-  STRATA_CUDA_CHECK(cudaMemcpyAsync(host, arena_view_.base + id * arena_view_.slot_bytes,
-                                    static_cast<size_t>(layout_.block_bytes()),
-                                    cudaMemcpyDeviceToHost, stream_));
-  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-}
-
-void CudaBackend::copy_block_to_device(BlockId id, const std::byte* host) {
-  STRATA_CHECK(id >= 0 && id < kv_blocks_.n_total(), "block ", id);
-  STRATA_CUDA_CHECK(cudaMemcpyAsync(arena_view_.base + id * arena_view_.slot_bytes, host,
-                                    static_cast<size_t>(layout_.block_bytes()),
-                                    cudaMemcpyHostToDevice, stream_));
-  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-}
-
 }  // namespace strata

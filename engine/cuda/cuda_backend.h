@@ -1,9 +1,9 @@
 // CudaBackend: the batched forward pass of llama / qwen2 / qwen3 on an NVIDIA
 // GPU, computing what CpuBackend computes (same formulas, f32 activations),
 // with the weights and the KV blocks in VRAM. The KV blocks live in the T0
-// arena: slot b of the arena is BlockId b of the host BlockPool the engine
-// allocates from, which mirrors it for moves to and from the disk tier
-// (copy_block_to_host / copy_block_to_device).
+// arena: slot b of the arena is BlockId b of the BlockPool the engine
+// allocates from (which only names the slots). Blocks move between the arena
+// and host memory through a CudaBlockCopier on a stream of its own.
 //
 // One step is one stream of kernel launches: the step's metadata goes up in
 // one copy, the logits rows come down in one copy, and forward() returns
@@ -30,14 +30,13 @@
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/device_buffer.h"
-#include "tiering/block_mirror.h"
 #include "tiering/block_pool.h"
 
 namespace strata {
 
 struct TokenBatch;
 
-class CudaBackend final : public Backend, public BlockMirror {
+class CudaBackend final : public Backend {
  public:
   // Allocates the KV arena of kv_blocks.n_total() slots (CudaError when
   // VRAM is short). weights and kv_blocks must outlive the backend.
@@ -51,10 +50,8 @@ class CudaBackend final : public Backend, public BlockMirror {
   const KvLayout& kv_layout() const override { return layout_; }
   void forward(std::span<const BatchSequence> batch, std::vector<float>& logits) override;
 
-  // The block's bytes between the arena and host memory (synchronous).
-  void copy_block_to_host(BlockId id, std::byte* host) override;
-  void copy_block_to_device(BlockId id, const std::byte* host) override;
-
+  // The arena: slot b (block b) at kv_arena() + b * slot_bytes(layout).
+  std::byte* kv_arena() const { return arena_view_.base; }
   int64_t kv_arena_bytes() const { return static_cast<int64_t>(kv_arena_.bytes()); }
   // Bytes of one arena slot (a block, padded for alignment).
   static int64_t slot_bytes(const KvLayout& layout);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "common/str_cat.h"
 #include "kernels/cuda/cuda_check.h"
 
@@ -55,13 +56,26 @@ CudaRuntime::CudaRuntime(const LoadedModel& model, const RuntimeOptions& options
       weights_(model.weights()),
       kv_blocks_(std::make_unique<BlockPool>(layout_.block_bytes(),
                                              kv_blocks_in_vram(model.config(), layout_, options))),
-      backend_(std::make_unique<CudaBackend>(weights_, model.config(), layout_, *kv_blocks_)) {}
+      backend_(std::make_unique<CudaBackend>(weights_, model.config(), layout_, *kv_blocks_)) {
+  // Always a host tier: the disk tier reaches VRAM only through it.
+  const int64_t n_host = options.n_host_blocks > 0 ? options.n_host_blocks : options.n_kv_blocks;
+  host_blocks_ = std::make_unique<BlockPool>(layout_.block_bytes(), std::max<int64_t>(1, n_host));
+  host_pinning_ = std::make_unique<HostRegistration>(host_blocks_->memory());
+  if (!host_pinning_->pinned()) {
+    log_warning("the host KV tier could not be pinned (", host_pinning_->error(),
+                "): copies to and from VRAM go through pageable memory, slower");
+  }
+  copier_ = std::make_unique<CudaBlockCopier>(backend_->kv_arena(), CudaBackend::slot_bytes(layout_),
+                                              kv_blocks_->n_total(), layout_.block_bytes());
+}
 
 std::string CudaRuntime::description() const {
   return str_cat("CUDA on GPU ", device_.index, ", ", device_.name, " (sm_", device_.compute_major,
                  device_.compute_minor, ", ", device_.memory_bytes >> 30, " GiB); weights ",
                  weights_.device_bytes() >> 20, " MiB in VRAM; KV cache ", kv_blocks_->n_total(),
-                 " blocks (", backend_->kv_arena_bytes() >> 20, " MiB of VRAM)");
+                 " blocks (", backend_->kv_arena_bytes() >> 20, " MiB of VRAM), host tier ",
+                 host_blocks_->n_total(), " blocks (", host_blocks_->memory().size() >> 20,
+                 host_pinning_->pinned() ? " MiB, pinned)" : " MiB, pageable)");
 }
 
 std::unique_ptr<ModelRuntime> make_cuda_runtime(const LoadedModel& model,

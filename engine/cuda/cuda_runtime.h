@@ -1,14 +1,17 @@
 // CudaRuntime: a loaded model on one NVIDIA GPU — the weights uploaded once,
-// the KV arena (T0) sized from the VRAM left, the host BlockPool that mirrors
-// it for the disk tier, and the CudaBackend over them.
+// the KV arena (T0) sized from the VRAM left (its BlockIds named by a
+// BlockPool whose own bytes are never touched), the CudaBackend over them,
+// and the pinned host tier (T1) with the copy stream between the two.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "engine/cuda/cuda_backend.h"
+#include "engine/cuda/cuda_block_copier.h"
 #include "engine/cuda/cuda_model_weights.h"
 #include "engine/model_runtime.h"
+#include "kernels/cuda/host_registration.h"
 #include "kernels/gpu_devices.h"
 
 namespace strata {
@@ -22,15 +25,19 @@ class CudaRuntime final : public ModelRuntime {
   BlockPool& kv_blocks() override { return *kv_blocks_; }
   const KvLayout& kv_layout() const override { return layout_; }
   std::string description() const override;
-  BlockMirror* block_mirror() override { return backend_.get(); }
+  DeviceCopier* device_copier() override { return copier_.get(); }
+  BlockPool* host_blocks() override { return host_blocks_.get(); }
   bool on_gpu() const override { return true; }
 
  private:
   GpuDevice device_;
   KvLayout layout_;
   CudaModelWeights weights_;
-  std::unique_ptr<BlockPool> kv_blocks_;  // host mirror; ids are arena slots
+  std::unique_ptr<BlockPool> kv_blocks_;  // names the arena's slots
   std::unique_ptr<CudaBackend> backend_;
+  std::unique_ptr<BlockPool> host_blocks_;  // T1
+  std::unique_ptr<HostRegistration> host_pinning_;
+  std::unique_ptr<CudaBlockCopier> copier_;
 };
 
 }  // namespace strata

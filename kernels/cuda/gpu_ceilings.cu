@@ -79,15 +79,38 @@ double gemm_tflops() {
   return 2.0 * n * static_cast<double>(n) * n / s / 1e12;
 }
 
-}  // namespace
-
-std::optional<GpuCeilings> measure_gpu_ceilings() {
+bool have_gpu() {
   int n_devices = 0;
   if (cudaGetDeviceCount(&n_devices) != cudaSuccess || n_devices == 0) {
     cudaGetLastError();
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<GpuCeilings> measure_gpu_ceilings() {
+  if (!have_gpu()) return std::nullopt;
   return GpuCeilings{.copy_gb_per_s = copy_gb_per_s(), .gemm_tflops = gemm_tflops()};
+}
+
+std::optional<BusCeilings> measure_bus_ceilings(int64_t bytes) {
+  if (!have_gpu() || bytes <= 0) return std::nullopt;
+  const auto n = static_cast<size_t>(bytes);
+  void* host = nullptr;
+  STRATA_CUDA_CHECK(cudaHostAlloc(&host, n, cudaHostAllocDefault));
+  std::fill_n(static_cast<unsigned char*>(host), n, static_cast<unsigned char>(0x5a));
+  DeviceBuffer device(n);
+  BusCeilings out{.bytes = bytes};
+  out.to_device_gb_per_s = static_cast<double>(bytes) / median_seconds(5, [&] {
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(device.data(), host, n, cudaMemcpyHostToDevice));
+  }) / 1e9;
+  out.to_host_gb_per_s = static_cast<double>(bytes) / median_seconds(5, [&] {
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(host, device.data(), n, cudaMemcpyDeviceToHost));
+  }) / 1e9;
+  cudaFreeHost(host);
+  return out;
 }
 
 }  // namespace strata

@@ -10,9 +10,9 @@
 // TTFT and inter-token latency percentiles, the prefix-cache hit ratio and the
 // engine's step counts next to the same single-stream ceiling.
 //
-// strata bench tiers -m MODEL.gguf: the KV cache's tier moves (T1 <-> T2)
-// against plain O_DIRECT I/O, and time to first token by where a prompt's
-// prefix is (service/cli/tiers_bench.h).
+// strata bench tiers -m MODEL.gguf: the KV cache's tier moves (T0 <-> T1 on
+// a GPU, T1 <-> T2) against plain copies and O_DIRECT I/O, and time to first
+// token by where a prompt's prefix is (service/cli/tiers_bench.h).
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -278,8 +278,8 @@ void bench_concurrency(const BenchOptions& o) {
 CLI::App* add_tiers_command(CLI::App& bench_cmd, const std::shared_ptr<BenchOptions>& o) {
   auto tiers = std::make_shared<TiersBenchOptions>();
   CLI::App* cmd = bench_cmd.add_subcommand(
-      "tiers", "KV tier moves (host <-> disk) against plain O_DIRECT, and TTFT by prefix tier"
-               " (JSON); takes bench's -m, -t and --kv-type");
+      "tiers", "KV tier moves (VRAM <-> host <-> disk) against plain copies and O_DIRECT, and TTFT"
+               " by prefix tier (JSON); takes bench's -m, -t, --kv-type and --backend");
   cmd->fallthrough();
   cmd->add_option("--cache-dir", tiers->cache_dir,
                   "Folder on the disk to measure (a scratch subfolder is made and removed; default: temp)");
@@ -292,6 +292,7 @@ CLI::App* add_tiers_command(CLI::App& bench_cmd, const std::shared_ptr<BenchOpti
     tiers->model_path = o->model_path;
     tiers->n_threads = o->threads;
     tiers->kv_dtype = kv_dtype(*o);
+    tiers->backend = parse_backend(o->backend);
     std::cout << run_tiers_bench(*tiers).dump(2) << "\n";
   });
   return cmd;

@@ -26,6 +26,8 @@
 #include "engine/engine.h"
 #include "engine/kv_layout.h"
 #include "engine/model_fingerprint.h"
+#include "engine/model_runtime.h"
+#include "kernels/gpu_ceilings.h"
 #include "tiering/block_hash.h"
 #include "tiering/block_pool.h"
 #include "tiering/disk_store.h"
@@ -242,20 +244,22 @@ FirstToken time_first_token(Engine& engine, std::vector<TokenId> prompt) {
   return result;
 }
 
-// A CPU runtime (its own, empty KV pool: T1) and an engine over it that
-// writes through to `disk` (T2). The engine always loads what it finds on
-// disk (no prefill is ever observed by its cost model): the bench measures
-// loads. Members in this order: the engine goes first, draining its moves
-// out of the runtime's pool.
+// A runtime (its own, empty KV pools: T1 on the CPU; T0 and T1 on a GPU)
+// and an engine over it that writes through to `disk` (T2). The engine
+// always loads what it finds below (no prefill is ever observed by its cost
+// model): the bench measures loads. Members in this order: the engine goes
+// first, draining its moves out of the runtime's pools.
 struct EngineOnDisk {
-  EngineOnDisk(const LoadedModel& model, const CpuRuntimeOptions& runtime_options,
+  EngineOnDisk(const LoadedModel& model, const RuntimeOptions& runtime_options,
                const ModelFingerprint& fingerprint, TierWorker& disk)
-      : runtime(model, runtime_options),
-        engine(runtime.backend(), runtime.kv_blocks(), model.tokenizer(),
+      : runtime(make_runtime(model, runtime_options)),
+        engine(runtime->backend(), runtime->kv_blocks(), model.tokenizer(),
                EngineOptions{.scheduler = {.model_fingerprint = fingerprint},
                              .disk_tier = &disk,
+                             .device_copier = runtime->device_copier(),
+                             .host_blocks = runtime->host_blocks(),
                              .load_cost = {.min_prefill_tokens = INT64_MAX}}) {}
-  CpuRuntime runtime;
+  std::unique_ptr<ModelRuntime> runtime;
   Engine engine;
 };
 
@@ -298,16 +302,38 @@ nlohmann::ordered_json ttft_json(const TierTtftResult& r) {
   nlohmann::ordered_json out;
   out["prompt_tokens"] = r.prompt_tokens;
   out["cold_s"] = r.cold_s;
+  if (r.on_gpu) out["t0_s"] = r.t0_s;
   out["t1_s"] = r.t1_s;
   out["t2_s"] = r.t2_s;
+  if (r.on_gpu) out["t0_speedup"] = speedup(r.t0_s);
   out["t1_speedup"] = speedup(r.t1_s);
   out["t2_speedup"] = speedup(r.t2_s);
   out["cold_prefill_tok_s"] = r.cold_s > 0 ? static_cast<double>(r.prompt_tokens) / r.cold_s : 0.0;
   out["cached_tokens_cold"] = r.cached_tokens_cold;
+  if (r.on_gpu) out["cached_tokens_t0"] = r.cached_tokens_t0;
   out["cached_tokens_t1"] = r.cached_tokens_t1;
   out["cached_tokens_t2"] = r.cached_tokens_t2;
+  if (r.on_gpu) out["t1_blocks_promoted"] = r.t1_blocks_promoted;
   out["t2_blocks_loaded"] = r.t2_blocks_loaded;
-  out["same_first_token"] = r.first_token_cold == r.first_token_t1 && r.first_token_cold == r.first_token_t2;
+  out["same_first_token"] = r.first_token_cold == r.first_token_t1 &&
+                            r.first_token_cold == r.first_token_t2 &&
+                            (!r.on_gpu || r.first_token_cold == r.first_token_t0);
+  return out;
+}
+
+nlohmann::ordered_json device_move_json(const DeviceMoveResult& r) {
+  const double up = gb_per_s(r.bytes, r.to_device_s);
+  const double down = gb_per_s(r.bytes, r.to_host_s);
+  nlohmann::ordered_json out;
+  out["device"] = r.device;
+  out["blocks"] = r.n_blocks;
+  out["bytes"] = r.bytes;
+  out["t1_to_t0_gb_per_s"] = up;
+  out["t0_to_t1_gb_per_s"] = down;
+  out["plain_pinned_to_device_gb_per_s"] = r.plain_to_device_gb_per_s;
+  out["plain_pinned_to_host_gb_per_s"] = r.plain_to_host_gb_per_s;
+  out["to_device_ratio"] = r.plain_to_device_gb_per_s > 0 ? up / r.plain_to_device_gb_per_s : 0.0;
+  out["to_host_ratio"] = r.plain_to_host_gb_per_s > 0 ? down / r.plain_to_host_gb_per_s : 0.0;
   return out;
 }
 
@@ -463,6 +489,76 @@ TierMoveResult measure_tier_moves(const TierMoveOptions& o) {
   return r;
 }
 
+std::optional<DeviceMoveResult> measure_device_moves(const LoadedModel& model, WeightType kv_dtype,
+                                                     int64_t n_blocks) {
+  std::unique_ptr<ModelRuntime> runtime;
+  try {
+    runtime = make_runtime(model, RuntimeOptions{.n_kv_blocks = n_blocks, .n_kv_blocks_gpu = n_blocks,
+                                                 .n_host_blocks = n_blocks, .kv_dtype = kv_dtype,
+                                                 .backend = BackendChoice::kCuda});
+  } catch (const std::exception& e) {
+    log_info("bench tiers: no T0 <-> T1 moves: ", e.what());
+    return std::nullopt;
+  }
+  DeviceCopier& copier = *runtime->device_copier();
+  BlockPool& device = runtime->kv_blocks();
+  BlockPool& host = *runtime->host_blocks();
+  n_blocks = std::min(device.n_total(), host.n_total());  // VRAM may hold fewer
+  std::mt19937_64 rng(2);
+  std::vector<BlockCopy> up;
+  std::vector<BlockCopy> down;
+  for (int64_t i = 0; i < n_blocks; ++i) {
+    const BlockId d = *device.allocate();
+    const BlockId h = *host.allocate();
+    fill_random(host.data(h), host.block_bytes(), rng);
+    up.push_back({.direction = BlockCopy::Direction::kToDevice, .device_block = d,
+                  .host = host.data(h), .tag = static_cast<uint64_t>(i)});
+    down.push_back({.direction = BlockCopy::Direction::kToHost, .device_block = d,
+                    .host = host.data(h), .tag = static_cast<uint64_t>(n_blocks + i)});
+  }
+  auto timed = [&](const std::vector<BlockCopy>& copies) {
+    copier.copy(std::span(copies).first(std::min<size_t>(copies.size(), 16)));  // warm-up
+    copier.wait_idle();
+    const Clock::time_point start = Clock::now();
+    copier.copy(copies);
+    copier.wait_idle();
+    const double seconds = seconds_since(start);
+    copier.take_completed();
+    return seconds;
+  };
+  DeviceMoveResult r{.device = runtime->description(), .n_blocks = n_blocks,
+                     .bytes = n_blocks * copier.block_bytes()};
+  log_info("bench tiers: ", n_blocks, " blocks up to VRAM and down through the copy stream");
+  r.to_device_s = timed(up);
+  r.to_host_s = timed(down);
+  for (const BlockCopy& c : up) device.free(c.device_block);
+  for (int64_t i = 0; i < host.n_total(); ++i) {
+    if (host.is_allocated(static_cast<BlockId>(i))) host.free(static_cast<BlockId>(i));
+  }
+  runtime.reset();  // its VRAM back before the plain copies take theirs
+  if (const std::optional<BusCeilings> bus = measure_bus_ceilings(r.bytes)) {
+    r.plain_to_device_gb_per_s = bus->to_device_gb_per_s;
+    r.plain_to_host_gb_per_s = bus->to_host_gb_per_s;
+  }
+  return r;
+}
+
+namespace {
+
+// Runtime options for a TTFT run of an n_prompt-token prompt: host memory
+// for the prompt twice and the warm-ups; on a GPU a VRAM arena for the
+// prompt once, so that another prompt pushes it down to T1.
+RuntimeOptions ttft_runtime_options(const KvLayout& layout, int64_t n_prompt, const TierTtftOptions& o) {
+  const int64_t warm_up = layout.blocks_for(kWarmUpTokens + kTtftMaxTokens);
+  const int64_t one_prompt = layout.blocks_for(n_prompt + kTtftMaxTokens);
+  const int64_t n_host = 2 * one_prompt + 2 * warm_up + 16;
+  return RuntimeOptions{.n_kv_blocks = n_host, .n_kv_blocks_gpu = one_prompt + warm_up + 2,
+                        .n_host_blocks = n_host, .n_threads = o.n_threads, .kv_dtype = o.kv_dtype,
+                        .backend = o.backend};
+}
+
+}  // namespace
+
 std::vector<TierTtftResult> measure_tier_ttft(const LoadedModel& model, const TierTtftOptions& o) {
   const ModelConfig& config = model.config();
   const int32_t n_vocab = static_cast<int32_t>(config.n_vocab);
@@ -474,37 +570,52 @@ std::vector<TierTtftResult> measure_tier_ttft(const LoadedModel& model, const Ti
       throw std::invalid_argument(str_cat("tiers bench: a ", n_prompt, "-token prompt does not fit the context (",
                                           config.context_length, ")"));
     }
-    // Room for the prompt twice (cached and a T1 run's own blocks) and the warm-ups.
-    const int64_t n_blocks = 2 * layout.blocks_for(n_prompt + kTtftMaxTokens) +
-                             2 * layout.blocks_for(kWarmUpTokens + kTtftMaxTokens) + 16;
-    const CpuRuntimeOptions runtime_options{.n_kv_blocks = n_blocks, .n_threads = o.n_threads,
-                                            .kv_dtype = o.kv_dtype};
+    const RuntimeOptions runtime_options = ttft_runtime_options(layout, n_prompt, o);
     TierWorker disk(DiskTierOptions{
         .dir = o.dir / str_cat("ttft-", n_prompt), .block_bytes = layout.block_bytes(),
-        .capacity_bytes = n_blocks * round_up(layout.block_bytes(), BlockPool::kSlotAlignment),
+        .capacity_bytes = runtime_options.n_kv_blocks * round_up(layout.block_bytes(), BlockPool::kSlotAlignment),
         .model = fingerprint, .persist = true});
     const std::vector<TokenId> prompt = random_prompt(n_prompt, n_vocab, static_cast<uint64_t>(n_prompt));
     TierTtftResult r{.prompt_tokens = n_prompt};
     {
-      log_info("bench tiers: ", n_prompt, "-token prompt, cold then in T1");
       EngineOnDisk e(model, runtime_options, fingerprint, disk);
-      r.n_threads = e.runtime.threads().n_threads();
+      r.backend = e.runtime->description();
+      r.on_gpu = e.runtime->on_gpu();
+      if (auto* cpu = dynamic_cast<CpuRuntime*>(e.runtime.get())) {
+        r.n_threads = cpu->threads().n_threads();
+      }
+      log_info("bench tiers: ", n_prompt, "-token prompt, cold then in ", r.on_gpu ? "T0, then T1" : "T1");
       // Faults the weights in and sizes the buffers; its prompt shares no block.
       time_first_token(e.engine, random_prompt(kWarmUpTokens, n_vocab, 1000003));
       disk.wait_idle();
       const FirstToken cold = time_first_token(e.engine, prompt);
       disk.wait_idle();  // the write-through of the cold run's blocks is not timed
-      const FirstToken t1 = time_first_token(e.engine, prompt);
       r.cold_s = cold.seconds;
       r.cached_tokens_cold = cold.usage.cached_prompt_tokens;
       r.first_token_cold = cold.token;
-      r.t1_s = t1.seconds;
-      r.cached_tokens_t1 = t1.usage.cached_prompt_tokens;
-      r.first_token_t1 = t1.token;
+      const FirstToken hit = time_first_token(e.engine, prompt);  // in the compute tier
+      if (r.on_gpu) {
+        r.t0_s = hit.seconds;
+        r.cached_tokens_t0 = hit.usage.cached_prompt_tokens;
+        r.first_token_t0 = hit.token;
+        // Another prompt as long takes the VRAM: the first goes down to T1.
+        time_first_token(e.engine, random_prompt(n_prompt, n_vocab, static_cast<uint64_t>(n_prompt) + 1));
+        disk.wait_idle();
+        const int64_t promoted_before = e.engine.stats().host_tier->n_blocks_promoted;
+        const FirstToken t1 = time_first_token(e.engine, prompt);
+        r.t1_s = t1.seconds;
+        r.cached_tokens_t1 = t1.usage.cached_prompt_tokens;
+        r.first_token_t1 = t1.token;
+        r.t1_blocks_promoted = e.engine.stats().host_tier->n_blocks_promoted - promoted_before;
+      } else {
+        r.t1_s = hit.seconds;
+        r.cached_tokens_t1 = hit.usage.cached_prompt_tokens;
+        r.first_token_t1 = hit.token;
+      }
     }
     disk.wait_idle();
     {
-      log_info("bench tiers: ", n_prompt, "-token prompt in T2, a new engine and pool");
+      log_info("bench tiers: ", n_prompt, "-token prompt in T2, a new runtime and engine");
       EngineOnDisk e(model, runtime_options, fingerprint, disk);
       time_first_token(e.engine, random_prompt(kWarmUpTokens, n_vocab, 1000004));
       disk.wait_idle();
@@ -542,9 +653,13 @@ nlohmann::ordered_json run_tiers_bench(const TiersBenchOptions& o) {
   const TierMoveResult moves = measure_tier_moves(
       {.dir = scratch.path() / "move", .block_bytes = layout.block_bytes(),
        .block_tokens = layout.block_tokens, .n_blocks = n_blocks});
+  std::optional<DeviceMoveResult> device_moves;
+  if (o.backend != BackendChoice::kCpu) device_moves = measure_device_moves(*model, o.kv_dtype, n_blocks);
   const std::vector<TierTtftResult> ttft = measure_tier_ttft(
       *model, {.dir = scratch.path() / "ttft", .prompt_tokens = prompt_tokens,
-               .n_threads = o.n_threads, .kv_dtype = o.kv_dtype});
+               .n_threads = o.n_threads, .kv_dtype = o.kv_dtype,
+               .backend = o.backend == BackendChoice::kAuto && !device_moves ? BackendChoice::kCpu
+                                                                              : o.backend});
   const std::string filesystem = filesystem_name(scratch.path());
   if (filesystem == "tmpfs") notes.push_back("the cache folder is on tmpfs: T2 is RAM here, not a disk");
   if (!moves.direct_io) {
@@ -557,6 +672,7 @@ nlohmann::ordered_json run_tiers_bench(const TiersBenchOptions& o) {
   out["model"] = o.model_path;
   out["arch"] = architecture_name(config.arch);
   out["context_length"] = config.context_length;
+  out["backend"] = ttft.empty() ? "" : ttft.front().backend;
   out["threads"] = ttft.empty() ? o.n_threads : ttft.front().n_threads;
   out["kv_type"] = o.kv_dtype == WeightType::kF32 ? "f32" : "f16";
   out["cache_dir"] = scratch.path().parent_path().string();
@@ -568,15 +684,20 @@ nlohmann::ordered_json run_tiers_bench(const TiersBenchOptions& o) {
   out["move"] = move_json(moves);
   out["ttft"] = nlohmann::ordered_json::array();
   for (const TierTtftResult& r : ttft) out["ttft"].push_back(ttft_json(r));
-  // T0 (VRAM) <-> T1 moves and a T0-hit TTFT belong here with the CUDA backend.
-  out["t0"] = "not measured: the CPU backend computes in T1 (T0 comes with the CUDA backend)";
+  if (device_moves) {
+    out["t0"] = device_move_json(*device_moves);
+  } else {
+    out["t0"] = "not measured: no GPU here (the CPU backend computes in T1)";
+  }
   out["notes"] = notes;
   out["ceiling"] =
       "moves: plain O_DIRECT pwrite+fdatasync and pread of the same bytes in the same folder, one "
       "slot-sized chunk at a time (write_ratio, read_ratio) and in 1 MiB chunks (*_ratio_to_large), "
       "measured in this run; t1_to_t2 includes the XXH3 checksum, io_uring writes, fdatasync and the "
       "SQLite commit, t2_to_t1 the io_uring reads and checksum checks; store_* is the DiskStore alone. "
-      "ttft: the cold run's prefill (cold_prefill_tok_s); t1_speedup and t2_speedup are cold_s over t1_s and t2_s";
+      "ttft: the cold run's prefill (cold_prefill_tok_s); t*_speedup is cold_s over t*_s. "
+      "t0 (GPU): one cudaMemcpyAsync per block on the copy stream against one plain cudaMemcpy of "
+      "the same bytes from pinned memory, each way, measured in this run";
   return out;
 }
 

@@ -9,15 +9,16 @@
 //    the same bytes into one file in the same folder, then pread of it, one
 //    slot-sized chunk at a time; and again in 1 MiB chunks, the device's
 //    sequential rate.
+//  - On a GPU, T0 (VRAM) <-> T1 (pinned host) moves: N blocks up and down
+//    through the runtime's copy stream (one cudaMemcpyAsync per block), next
+//    to the ceiling of one plain cudaMemcpy of the same bytes each way.
 //  - Time to first token of a prompt whose prefix is nowhere (cold: a fresh
-//    engine, an empty cache), in T1 (the same engine, the same prompt again)
-//    or only in T2 (a new engine and pool over the same disk folder, as after
-//    a restart), on the CPU backend, greedy, one token. The cold run's
-//    prefill rate is the reference the cached runs are compared to.
-//
-// T0 (VRAM) has no part here: the CPU backend computes in T1. T0 <-> T1
-// moves and a T0-hit TTFT come with the CUDA backend; the JSON's "t0" entry
-// holds their place.
+//    engine, an empty cache), in the tier the backend computes in (the same
+//    engine, the same prompt again: T1 on the CPU, T0 on a GPU), on a GPU
+//    also in T1 only (another prompt pushed it out of a VRAM arena sized for
+//    one), or only in T2 (a new runtime and engine over the same disk
+//    folder, as after a restart); greedy, one token. The cold run's prefill
+//    rate is the reference the cached runs are compared to.
 //
 // Threads: every function blocks the calling thread; the engines and the
 // tiering threads they start are joined before it returns.
@@ -27,10 +28,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/model/loaded_model.h"
+#include "engine/model_runtime.h"
 #include "engine/tokenizer/vocab.h"
 #include "kernels/weight_type.h"
 
@@ -67,6 +70,22 @@ struct TierMoveResult {
 // Throws std::runtime_error when a move fails (I/O error, full disk).
 TierMoveResult measure_tier_moves(const TierMoveOptions& options);
 
+// --- T0 <-> T1 moves (GPU) -------------------------------------------------------
+
+struct DeviceMoveResult {
+  std::string device{};  // the runtime's description (it says whether T1 is pinned)
+  int64_t n_blocks = 0;
+  int64_t bytes = 0;          // n_blocks * block_bytes, each way
+  double to_device_s = 0;     // T1 -> T0 through the copy stream
+  double to_host_s = 0;       // T0 -> T1
+  double plain_to_device_gb_per_s = 0;  // one pinned cudaMemcpy of `bytes`
+  double plain_to_host_gb_per_s = 0;
+};
+
+// nullopt when the model does not run on a GPU here.
+std::optional<DeviceMoveResult> measure_device_moves(const LoadedModel& model, WeightType kv_dtype,
+                                                     int64_t n_blocks);
+
 // --- time to first token by where the prefix is ----------------------------------
 
 struct TierTtftOptions {
@@ -74,19 +93,26 @@ struct TierTtftOptions {
   std::vector<int64_t> prompt_tokens; // each <= context length - 1, >= 1
   int n_threads = 0;                  // compute threads; 0: every core
   WeightType kv_dtype = WeightType::kF16;
+  BackendChoice backend = BackendChoice::kCpu;
 };
 
 struct TierTtftResult {
   int64_t prompt_tokens = 0;
-  int n_threads = 0;
+  std::string backend{};  // the runtime's description
+  bool on_gpu = false;  // t0_* measured
+  int n_threads = 0;    // the CPU's
   double cold_s = 0;  // submit to first token; nothing cached
+  double t0_s = 0;    // GPU: the prefix in VRAM
   double t1_s = 0;    // the prefix in host memory
   double t2_s = 0;    // the prefix on disk only, loaded by the new engine
   int64_t cached_tokens_cold = 0;  // usage.cached_prompt_tokens of each run
+  int64_t cached_tokens_t0 = 0;
   int64_t cached_tokens_t1 = 0;
   int64_t cached_tokens_t2 = 0;
+  int64_t t1_blocks_promoted = 0;  // GPU: T1 -> T0 copies of the T1 run
   int64_t t2_blocks_loaded = 0;  // verified loads of the T2 run
-  TokenId first_token_cold = -1;  // greedy: the three must agree
+  TokenId first_token_cold = -1;  // greedy: all must agree
+  TokenId first_token_t0 = -1;
   TokenId first_token_t1 = -1;
   TokenId first_token_t2 = -1;
 };
@@ -105,9 +131,10 @@ struct TiersBenchOptions {
   std::vector<int64_t> prompt_tokens{4096, 8192};  // clipped to the context, with a note
   int n_threads = 0;
   WeightType kv_dtype = WeightType::kF16;
+  BackendChoice backend = BackendChoice::kAuto;  // of the TTFT runs
 };
 
-// Runs both parts; progress lines go to stderr (log_info). The JSON object:
+// Runs every part; progress lines go to stderr (log_info). The JSON object:
 // the move figures in GB/s with their ratios to the plain O_DIRECT ceiling,
 // one TTFT entry per prompt length with speedups over cold, the notes, and
 // the ceiling stated in words.

@@ -67,16 +67,36 @@ Json disk_json(const TierWorker& disk, int64_t block_bytes) {
               {"moves_in_flight", d.n_in_flight}};
 }
 
+// The pinned host tier below a GPU's VRAM.
+Json host_json(const HostTierStats& t1, int64_t block_bytes) {
+  return Json{{"tier", "host"},
+              {"blocks_used", t1.n_copies_in_flight},
+              {"blocks_cached", t1.n_blocks_cached},
+              {"capacity_blocks", t1.n_blocks_total},
+              {"capacity_bytes", t1.n_blocks_total * block_bytes},
+              {"block_hits", t1.n_block_hits},
+              {"blocks_promoted", t1.n_blocks_promoted},
+              {"blocks_demoted", t1.n_blocks_demoted},
+              {"bytes_to_vram", t1.bytes_to_device},
+              {"bytes_from_vram", t1.bytes_to_host},
+              {"moves_in_flight", t1.n_copies_in_flight}};
+}
+
 http::Response cache_response(const ModelHost& host) {
   const EngineStats stats = host.engine().stats();
   const int64_t block_bytes = host.kv_block_bytes();
+  const std::optional<HostTierStats>& t1 = stats.host_tier;
   Json tiers = Json::array();
-  tiers.push_back(Json{{"tier", "host"},
+  // The tier the backend computes in (VRAM on a GPU, host memory on the CPU);
+  // its hits exclude blocks brought up from below.
+  tiers.push_back(Json{{"tier", t1 ? "vram" : "host"},
                        {"blocks_used", stats.n_blocks_used},
                        {"blocks_cached", stats.n_blocks_cached},
                        {"capacity_blocks", stats.n_blocks_total},
                        {"capacity_bytes", stats.n_blocks_total * block_bytes},
-                       {"block_hits", stats.n_block_hits - stats.n_blocks_loaded}});
+                       {"block_hits", stats.n_block_hits - (t1 ? t1->n_blocks_promoted
+                                                               : stats.n_blocks_loaded)}});
+  if (t1) tiers.push_back(host_json(*t1, block_bytes));
   if (const TierWorker* disk = host.disk_tier()) {
     Json json = disk_json(*disk, block_bytes);
     // Prompts found on disk but computed, the cost model judging that faster.

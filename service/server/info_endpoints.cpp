@@ -28,13 +28,26 @@ metrics::EngineGauges engine_gauges(const ModelHost& host) {
                                .moves = {},
                                .moves_in_flight = 0,
                                .disk_writes_enabled = false};
-  // The CPU backend computes in host memory (T1): blocks matched there that
-  // were not first loaded from disk are host hits.
-  gauges.tiers.push_back({.tier = "host",
+  // The tier the backend computes in: host memory (T1) on the CPU, VRAM (T0)
+  // on a GPU. Its hits are blocks matched there that were not first brought
+  // up from a tier below.
+  const std::optional<HostTierStats>& t1 = stats.host_tier;
+  gauges.tiers.push_back({.tier = t1 ? "vram" : "host",
                           .blocks_used = stats.n_blocks_used,
                           .blocks_cached = stats.n_blocks_cached,
                           .blocks_total = stats.n_blocks_total,
-                          .block_hits = stats.n_block_hits - stats.n_blocks_loaded});
+                          .block_hits = stats.n_block_hits - (t1 ? t1->n_blocks_promoted
+                                                                 : stats.n_blocks_loaded)});
+  if (t1) {
+    gauges.tiers.push_back({.tier = "host",
+                            .blocks_used = t1->n_copies_in_flight,
+                            .blocks_cached = t1->n_blocks_cached,
+                            .blocks_total = t1->n_blocks_total,
+                            .block_hits = t1->n_block_hits});
+    gauges.moves.push_back({.from = "vram", .to = "host", .bytes = t1->bytes_to_host});
+    gauges.moves.push_back({.from = "host", .to = "vram", .bytes = t1->bytes_to_device});
+    gauges.moves_in_flight += t1->n_copies_in_flight;
+  }
   if (const TierWorker* disk = host.disk_tier()) {
     const DiskTierStats d = disk->stats();
     gauges.tiers.push_back({.tier = "disk",
@@ -44,7 +57,7 @@ metrics::EngineGauges engine_gauges(const ModelHost& host) {
                             .block_hits = d.n_loads});
     gauges.moves.push_back({.from = "host", .to = "disk", .bytes = d.bytes_written});
     gauges.moves.push_back({.from = "disk", .to = "host", .bytes = d.bytes_read});
-    gauges.moves_in_flight = d.n_in_flight;
+    gauges.moves_in_flight += d.n_in_flight;
     gauges.disk_writes_enabled = d.writing;
   }
   return gauges;

@@ -11,12 +11,17 @@
 namespace strata {
 namespace {
 
-// KV blocks for the options: max_running full contexts, within the memory cap.
-int64_t kv_blocks_for(const ModelHostOptions& o, const KvLayout& layout, int64_t context) {
-  const int64_t wanted = o.max_running * layout.blocks_for(context);
+// Host KV blocks (T1) within the memory cap.
+int64_t host_blocks_cap(const ModelHostOptions& o, const KvLayout& layout) {
   const int64_t cap_bytes =
       o.host_cache_bytes > 0 ? o.host_cache_bytes : ModelHostOptions::kDefaultHostCacheCap;
-  const int64_t cap = std::max<int64_t>(1, cap_bytes / layout.block_bytes());
+  return std::max<int64_t>(1, cap_bytes / layout.block_bytes());
+}
+
+// KV blocks the CPU computes in: max_running full contexts, within the cap.
+int64_t kv_blocks_for(const ModelHostOptions& o, const KvLayout& layout, int64_t context) {
+  const int64_t wanted = o.max_running * layout.blocks_for(context);
+  const int64_t cap = host_blocks_cap(o, layout);
   return o.host_cache_bytes > 0 ? cap : std::min(wanted, cap);
 }
 
@@ -45,6 +50,7 @@ void ModelHost::load(const std::function<void(const std::string&)>& on_done) {
     runtime_ = make_runtime(
         *model_, RuntimeOptions{.n_kv_blocks = kv_blocks_for(options_, layout, context),
                                 .n_kv_blocks_gpu = options_.max_running * layout.blocks_for(context),
+                                .n_host_blocks = host_blocks_cap(options_, layout),
                                 .n_threads = options_.threads,
                                 .kv_dtype = options_.kv_type,
                                 .block_tokens = options_.block_tokens,
@@ -59,7 +65,8 @@ void ModelHost::load(const std::function<void(const std::string&)>& on_done) {
     engine_ = std::make_unique<Engine>(
         runtime_->backend(), runtime_->kv_blocks(), model_->tokenizer(),
         EngineOptions{.scheduler = scheduler, .disk_tier = disk_tier_.get(),
-                      .block_mirror = runtime_->block_mirror()});
+                      .device_copier = runtime_->device_copier(),
+                      .host_blocks = runtime_->host_blocks()});
     log_info("model ready: context ", context_length_, " tokens, KV cache ", kv_blocks_total_,
              " blocks of ", layout.block_tokens, " tokens (",
              (kv_blocks_total_ * layout.block_bytes()) >> 20, " MiB)");

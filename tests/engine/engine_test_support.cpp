@@ -97,21 +97,36 @@ ModelFingerprint test_fingerprint(const ModelRuntime& runtime) {
 
 EngineUnderTest::EngineUnderTest(const EngineSetup& setup)
     : runtime_(make_runtime(test_model(), RuntimeOptions{.n_kv_blocks = setup.n_kv_blocks,
+                                                         .n_host_blocks = setup.n_host_blocks,
                                                          .n_threads = 2,
                                                          .backend = setup.backend})) {
   SchedulerOptions scheduler = setup.scheduler;
   scheduler.model_fingerprint = test_fingerprint(*runtime_);
+  DeviceCopier* copier = runtime_->device_copier();
+  BlockPool* host_blocks = runtime_->host_blocks();
+  if (setup.n_host_blocks > 0 && copier == nullptr) {
+    BlockPool& compute = runtime_->kv_blocks();
+    host_blocks_ = std::make_unique<BlockPool>(compute.block_bytes(), setup.n_host_blocks);
+    copier_ = std::make_unique<ThreadCopier>(compute.memory(), compute.slot_bytes(),
+                                             compute.block_bytes());
+    copier = copier_.get();
+    host_blocks = host_blocks_.get();
+  }
   engine_ = std::make_unique<Engine>(
       runtime_->backend(), runtime_->kv_blocks(), test_model().tokenizer(),
       EngineOptions{.scheduler = scheduler, .check_integrity = true, .on_step = setup.on_step,
-                    .disk_tier = setup.disk_tier, .block_mirror = runtime_->block_mirror(),
-                    .load_cost = setup.load_cost});
+                    .disk_tier = setup.disk_tier, .device_copier = copier,
+                    .host_blocks = host_blocks, .load_cost = setup.load_cost});
 }
 
 EngineUnderTest::~EngineUnderTest() {
   shut_down();
   EXPECT_EQ(runtime_->kv_blocks().n_free(), runtime_->kv_blocks().n_total());
   runtime_->kv_blocks().check_integrity();
+  if (BlockPool* host = host_blocks_ ? host_blocks_.get() : runtime_->host_blocks()) {
+    EXPECT_EQ(host->n_free(), host->n_total());
+    host->check_integrity();
+  }
 }
 
 EngineStats EngineUnderTest::shut_down() {

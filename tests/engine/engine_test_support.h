@@ -17,6 +17,7 @@
 #include "engine/model_runtime.h"
 #include "engine/engine.h"
 #include "engine/model/loaded_model.h"
+#include "tests/tiering/thread_copier.h"
 
 namespace strata::testing {
 
@@ -56,6 +57,10 @@ struct EngineSetup {
   std::function<void(const StepReport&)> on_step = nullptr;
   TierWorker* disk_tier = nullptr;
   BackendChoice backend = BackendChoice::kCpu;
+  // > 0: a host tier (T1) of this many blocks below the compute tier, as on
+  // a GPU. On the CPU backend the "device" is then the CPU's own pool,
+  // copied to and from the host tier by a ThreadCopier.
+  int64_t n_host_blocks = 0;
   // Tests of the loading machinery always load (no prefill rate is ever
   // observed), so that no outcome depends on timing; the cost model's
   // choice has tests of its own.
@@ -76,6 +81,8 @@ class EngineUnderTest {
 
  private:
   std::unique_ptr<ModelRuntime> runtime_;
+  std::unique_ptr<BlockPool> host_blocks_;     // CPU with a host tier
+  std::unique_ptr<ThreadCopier> copier_;       // CPU with a host tier
   std::unique_ptr<Engine> engine_;
   EngineStats last_stats_;
 };

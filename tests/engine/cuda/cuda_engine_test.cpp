@@ -1,8 +1,9 @@
 // The Engine on the CUDA backend: batch invariance (alone vs batched greedy
 // outputs, with the divergence reported where f32 reassociation between the
-// matrix-vector and the tensor-core paths shows), and the disk tier through
-// the VRAM arena's host mirror (a restarted engine loads a prompt instead of
-// computing it, and its output equals a cold run). Skips without a GPU.
+// matrix-vector and the tensor-core paths shows), and the tiers below VRAM:
+// prompts evicted from a small VRAM arena come back from pinned host memory
+// over the copy stream, and a restarted engine brings a prompt up from disk
+// through host memory; outputs equal a cold run's. Skips without a GPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -71,7 +72,44 @@ TEST_F(CudaEngineTest, LargeBatchesDivergeOnlyRarely) {
   EXPECT_GE(identical, 24);
 }
 
-TEST_F(CudaEngineTest, RestartedEngineLoadsBlocksThroughTheHostMirror) {
+TEST_F(CudaEngineTest, EvictedPromptsComeBackFromPinnedHostMemory) {
+  const GenerateRequest a = request_for(1, 300, 12);
+  const Outcome cold = run_alone({a}, {}, BackendChoice::kCuda)[0];
+  // 40 blocks of VRAM: room for two such requests; 512 in host memory.
+  EngineUnderTest e(EngineSetup{.n_kv_blocks = 40, .backend = BackendChoice::kCuda,
+                                .n_host_blocks = 512});
+  EXPECT_EQ(run_one(e, a).tokens, cold.tokens);
+  for (int i = 2; i <= 4; ++i) run_one(e, request_for(i, 300, 12));  // push a out of VRAM
+  const Outcome warm = run_one(e, a);
+  EXPECT_EQ(warm.tokens, cold.tokens);
+  EXPECT_EQ(warm.usage.cached_prompt_tokens, 288);
+  const EngineStats stats = e.shut_down();
+  ASSERT_TRUE(stats.host_tier.has_value());
+  EXPECT_GE(stats.host_tier->n_blocks_promoted, 17);
+  EXPECT_GE(stats.host_tier->n_blocks_demoted, 18);
+}
+
+// Eight sequences of 6 blocks each in a VRAM arena of 14: with steps of at
+// most 8 tokens (the matrix-vector path, batch-invariant) they outgrow it,
+// so some are preempted, copied down, and resume by promotion.
+TEST_F(CudaEngineTest, PreemptedSequencesResumeFromHostMemory) {
+  std::vector<GenerateRequest> requests;
+  for (int i = 0; i < 8; ++i) requests.push_back(request_for(10 + i, 16, 80));
+  const SchedulerOptions small_steps{.max_batch_tokens = 8};
+  const std::vector<Outcome> alone = run_alone(requests, small_steps, BackendChoice::kCuda);
+  EngineUnderTest e(EngineSetup{.n_kv_blocks = 14, .scheduler = small_steps,
+                                .backend = BackendChoice::kCuda, .n_host_blocks = 512});
+  std::map<int, Outcome> together = run_together(e, requests);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(together[i].tokens, alone[static_cast<size_t>(i)].tokens) << "request " << i;
+  }
+  const EngineStats stats = e.shut_down();
+  EXPECT_GT(stats.n_preemptions, 0);
+  ASSERT_TRUE(stats.host_tier.has_value());
+  EXPECT_GT(stats.host_tier->n_blocks_promoted, 0);
+}
+
+TEST_F(CudaEngineTest, RestartedEngineLoadsBlocksThroughTheHostTier) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("strata_cuda_engine_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

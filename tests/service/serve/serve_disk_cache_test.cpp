@@ -157,25 +157,32 @@ json get_json(const ServeProcess& server, const std::string& args) {
 
 // GET /v1/cache, POST /v1/cache/persist and /v1/cache/clear, and the tier
 // series of /metrics, with --persist none (nothing written until asked).
+// The memory tiers come first — host on the CPU; vram, then host on a GPU —
+// and the disk last.
 TEST_F(ServeDiskCacheTest, CacheEndpointsReportPersistAndClear) {
   ServeProcess server(tiny_serve_model(), cache_args({"--persist", "none"}));
   const std::string prompt = words(200, 4);
   const Completion first = complete(server, prompt);
   json cache = get_json(server, "http://strata/v1/cache");
-  ASSERT_EQ(cache["tiers"].size(), 2u) << cache.dump(2);
+  const size_t n_tiers = cache["tiers"].size();
+  ASSERT_TRUE(n_tiers == 2 || n_tiers == 3) << cache.dump(2);
+  const bool on_gpu = n_tiers == 3;
   EXPECT_EQ(cache["block_tokens"], kBlockTokens);
-  EXPECT_EQ(cache["tiers"][0]["tier"], "host");
+  EXPECT_EQ(cache["tiers"][0]["tier"], on_gpu ? "vram" : "host");
+  if (on_gpu) {
+    EXPECT_EQ(cache["tiers"][1]["tier"], "host");
+  }
   EXPECT_GT(cache["tiers"][0]["blocks_cached"].get<int>(), 0);
-  EXPECT_EQ(cache["tiers"][1]["tier"], "disk");
-  EXPECT_EQ(cache["tiers"][1]["persist"], "none");
-  EXPECT_EQ(cache["tiers"][1]["blocks"], 0) << "--persist none wrote without pressure";
+  EXPECT_EQ(cache["tiers"].back()["tier"], "disk");
+  EXPECT_EQ(cache["tiers"].back()["persist"], "none");
+  EXPECT_EQ(cache["tiers"].back()["blocks"], 0) << "--persist none wrote without pressure";
 
   const json persisted = get_json(server, "-X POST http://strata/v1/cache/persist");
   const int n_blocks = cache["tiers"][0]["blocks_cached"];
   EXPECT_EQ(persisted["blocks_on_disk"], n_blocks) << persisted.dump();
   cache = get_json(server, "http://strata/v1/cache");
-  EXPECT_EQ(cache["tiers"][1]["blocks"], n_blocks);
-  EXPECT_EQ(cache["tiers"][1]["bytes_written"], n_blocks * cache["block_bytes"].get<int64_t>());
+  EXPECT_EQ(cache["tiers"].back()["blocks"], n_blocks);
+  EXPECT_EQ(cache["tiers"].back()["bytes_written"], n_blocks * cache["block_bytes"].get<int64_t>());
   const std::string metrics = curl("--unix-socket " + server.socket_path() +
                                    " http://strata/metrics").output;
   EXPECT_NE(metrics.find("strata_kv_bytes_moved_total{from=\"host\",to=\"disk\"} " +
@@ -195,15 +202,16 @@ TEST_F(ServeDiskCacheTest, CacheEndpointsReportPersistAndClear) {
   EXPECT_NE(stats.output.find("persist none"), std::string::npos) << stats.output;
   CommandResult stats_json =
       strata::testing::run_strata("stats --json --server " + server.socket_path());
-  EXPECT_EQ(json::parse(stats_json.output)["tiers"][1]["blocks"], n_blocks) << stats_json.output;
+  EXPECT_EQ(json::parse(stats_json.output)["tiers"].back()["blocks"], n_blocks) << stats_json.output;
 
+  // Every memory tier is emptied: on a GPU the blocks are in VRAM and in host memory.
   const json cleared = get_json(server, "-X POST http://strata/v1/cache/clear");
-  EXPECT_EQ(cleared["cleared"]["host_blocks"], n_blocks) << cleared.dump();
-  for (int i = 0; i < 100 && get_json(server, "http://strata/v1/cache")["tiers"][1]["blocks"] != 0;
+  EXPECT_EQ(cleared["cleared"]["host_blocks"], on_gpu ? 2 * n_blocks : n_blocks) << cleared.dump();
+  for (int i = 0; i < 100 && get_json(server, "http://strata/v1/cache")["tiers"].back()["blocks"] != 0;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_EQ(get_json(server, "http://strata/v1/cache")["tiers"][1]["blocks"], 0);
+  EXPECT_EQ(get_json(server, "http://strata/v1/cache")["tiers"].back()["blocks"], 0);
   const Completion again = complete(server, prompt);
   EXPECT_EQ(again.cached_tokens, 0) << "served from a cache that was cleared";
   EXPECT_EQ(again.text, first.text);
