@@ -8,6 +8,7 @@
 #include "service/server/generation_endpoint.h"
 #include "service/server/info_endpoints.h"
 #include "service/server/json_response.h"
+#include "service/web/web_response.h"
 
 namespace strata {
 namespace {
@@ -41,10 +42,20 @@ constexpr std::array kRoutes = {
     Route{"/v1/cache/persist", bhttp::verb::post, serve_cache_persist},
 };
 
+http::Awaitable<void> serve_web_asset(http::HttpExchange& exchange, ApiContext&) {
+  const web::WebAsset* asset = web::find_web_asset(exchange.path());
+  co_await exchange.respond(web::web_asset_response(*asset, exchange.request()));
+}
+
+// The chat page's files (/, /app.js, ...) share one route. They need no API key:
+// the page asks for it and sends it with its API calls.
+constexpr Route kWebRoute{"web", bhttp::verb::get, serve_web_asset};
+
 const Route* find_route(std::string_view path) {
   for (const Route& route : kRoutes) {
     if (route.path == path) return &route;
   }
+  if (web::find_web_asset(path) != nullptr) return &kWebRoute;
   return nullptr;
 }
 
@@ -78,7 +89,7 @@ std::optional<openai::ApiError> check_access(http::HttpExchange& exchange, const
     }
   }
   // Browsers send no Authorization on a CORS preflight; /health is for probes.
-  const bool open_route = (route != nullptr && route->path == "/health") ||
+  const bool open_route = (route != nullptr && route->path == "/health") || route == &kWebRoute ||
                           request.method() == bhttp::verb::options;
   if (!open_route && !http::authorized(api.access, request[bhttp::field::authorization])) {
     return bad_api_key();
