@@ -131,6 +131,9 @@ std::string ServiceMetrics::render(const EngineGauges* engine) const {
       }
     }
   }
+  write_counter(out, "strata_client_cancels_total",
+                "Generations cancelled because the client went away (stop, disconnect).",
+                static_cast<int64_t>(client_cancels_.load(std::memory_order_relaxed)));
   time_to_first_token_.render(out, "strata_time_to_first_token_seconds",
                               "Seconds from a request's arrival to its first token.");
   inter_token_latency_.render(out, "strata_inter_token_latency_seconds",

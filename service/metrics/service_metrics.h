@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -57,6 +58,10 @@ class ServiceMetrics {
   // (the router's matched route, or "other"): each value is a time series kept forever.
   void count_request(std::string_view endpoint, int status);
 
+  // A generation cancelled because its client went away (a stop button, a
+  // closed connection): strata_client_cancels_total.
+  void count_client_cancel() { client_cancels_.fetch_add(1, std::memory_order_relaxed); }
+
   // Seconds from the request's arrival to its first generated token.
   void observe_time_to_first_token(double seconds);
   // Seconds between consecutive generated tokens of one request.
@@ -73,6 +78,7 @@ class ServiceMetrics {
   // endpoint -> HTTP status -> requests answered. std::less<> finds by string_view.
   std::map<std::string, std::map<int, uint64_t>, std::less<>> requests_total_;
 
+  std::atomic<uint64_t> client_cancels_{0};
   Histogram time_to_first_token_;
   Histogram inter_token_latency_;
   Histogram request_duration_;

@@ -95,6 +95,7 @@ http::Awaitable<void> answer_stream(http::HttpExchange& exchange, ApiContext& ap
   }
   if (!delivered) {
     api.model_host.engine().cancel(id);
+    api.metrics.count_client_cancel();
     exchange.close_after_response();
   }
 }
@@ -106,6 +107,7 @@ http::Awaitable<void> answer_whole(http::HttpExchange& exchange, ApiContext& api
   auto race = co_await (collect(channel, result, timer) || exchange.client_gone());
   if (race.index() == 1) {
     api.model_host.engine().cancel(id);
+    api.metrics.count_client_cancel();
     exchange.close_after_response();
     co_return;
   }

@@ -192,11 +192,13 @@ const scenarios = {
   },
 
   // Stop a reply mid-stream: the page closes the request and the server cancels the
-  // generation, which its metrics show (nothing running, no more tokens made).
+  // generation, which its metrics show (a client cancel counted, nothing running, no
+  // more tokens made).
   async stop(browser) {
     const page = await open_page(browser);
     await pin_generation(page);
     const tokens_before = await metric('strata_generation_tokens_total');
+    const cancels_before = await metric('strata_client_cancels_total');
     await send(page, 'Tell me a long story');
     await poll('the first tokens', async () =>
       (await last_reply(page).locator('.bubble').textContent()).length > 0);
@@ -206,6 +208,8 @@ const scenarios = {
     check(/stopped/.test(await last_reply(page).locator('.stats').textContent()),
       'the reply is marked stopped');
     await poll('the server to cancel', async () => await metric('strata_sequences_running') === 0);
+    check(await metric('strata_client_cancels_total') === cancels_before + 1,
+      'the server counted the cancel');
     const made = await metric('strata_generation_tokens_total') - tokens_before;
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const later = await metric('strata_generation_tokens_total') - tokens_before;

@@ -127,6 +127,16 @@ TEST(ServiceMetricsTest, CountsRequestsByEndpointAndStatus) {
       << out;
 }
 
+TEST(ServiceMetricsTest, CountsClientCancels) {
+  ServiceMetrics metrics;
+  EXPECT_TRUE(has_line(metrics.render(nullptr), "strata_client_cancels_total 0"));
+  metrics.count_client_cancel();
+  metrics.count_client_cancel();
+  const std::string out = metrics.render(nullptr);
+  EXPECT_TRUE(has_line(out, "# TYPE strata_client_cancels_total counter")) << out;
+  EXPECT_TRUE(has_line(out, "strata_client_cancels_total 2")) << out;
+}
+
 TEST(ServiceMetricsTest, EscapesLabelValues) {
   ServiceMetrics metrics;
   metrics.count_request("a\"b\\c\nd", 200);

@@ -220,6 +220,7 @@ TEST_F(ServeShutdownTest, DisconnectedStreamIsCancelledAndItsBlocksFreed) {
   EXPECT_GE(seconds, 0) << "still running 5 s after the client left\n" << server.log();
   EXPECT_LT(seconds, 1.5);
   EXPECT_LT(generated_tokens(socket) - tokens_before, 900) << "it ran to max_tokens";
+  EXPECT_EQ(metrics(socket)["strata_client_cancels_total"], 1);
   EXPECT_EQ(server.terminate(), 0) << server.log();
 }
 
@@ -238,6 +239,7 @@ TEST_F(ServeShutdownTest, DisconnectedWholeRequestIsCancelledAndItsBlocksFreed) 
   EXPECT_GE(seconds, 0) << "still running 5 s after the client left\n" << server.log();
   EXPECT_LT(seconds, 1.5);
   EXPECT_LT(generated_tokens(socket) - tokens_before, 900) << "it ran to max_tokens";
+  EXPECT_EQ(metrics(socket)["strata_client_cancels_total"], 1);
 
   // The server still answers, over the same socket.
   OpenStream after = start_stream(socket, long_completion(4, true), 1);
