@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc)
 CMAKE_ARGS ?=
-MODEL     ?= $(BUILD_DIR)/models/strata-tiny.gguf
+MODEL     ?= models/strata-demo.gguf
 
 .PHONY: all deps build build-asan test test-fast test-asan run bench clean
 
@@ -36,22 +36,18 @@ test: build build-asan
 test-fast: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
 
-$(MODEL): | build
-	mkdir -p $(dir $(MODEL))
-	$(BUILD_DIR)/service/strata dev make-model --tokenizer llama3 --hidden 256 --layers 4 \
-	  --heads 8 --kv-heads 2 --ffn 768 --type q8_0 -o $(MODEL)
-
-# Serve the default model: the OpenAI API on the Unix socket and on
-# http://127.0.0.1:$(PORT)/ (both printed). A small random model until the
-# bundled demo model lands, so expect word salad. Ctrl-C stops it.
+# Serve the default model, the bundled demo (models/README.md: it writes
+# English, it knows nothing), or MODEL=path.gguf: the OpenAI API on the Unix
+# socket and the chat page on http://127.0.0.1:$(PORT)/ (both printed).
+# Ctrl-C stops it.
 PORT ?= 8080
-run: build $(MODEL)
+run: build
 	$(BUILD_DIR)/service/strata info $(MODEL)
 	$(BUILD_DIR)/service/strata serve --model $(MODEL) --port $(PORT)
 
 # Kernel benchmarks, then one sequence on the default model; all print JSON
 # with the ceiling each figure is compared to.
-bench: build $(MODEL)
+bench: build
 	cmake --build $(BUILD_DIR) --target run_bench
 	$(BUILD_DIR)/service/strata bench -m $(MODEL)
 

@@ -12,6 +12,7 @@
 #include "engine/gguf/gguf_writer.h"
 #include "service/cli/commands.h"
 #include "service/dev/hf_tokenizer_import.h"
+#include "service/dev/import_weights_command.h"
 #include "service/dev/random_model.h"
 
 namespace strata {
@@ -140,6 +141,7 @@ void add_dev_command(CLI::App& app) {
   CLI::App* dev = app.add_subcommand("dev", "Developer tools");
   dev->require_subcommand(1);
   add_make_model_command(*dev);
+  add_import_weights_command(*dev);
 }
 
 }  // namespace strata
