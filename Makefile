@@ -7,7 +7,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_ARGS ?=
 MODEL     ?= models/strata-demo.gguf
 
-.PHONY: all deps build build-asan test test-fast test-asan run bench clean
+.PHONY: all deps build build-asan test test-fast test-asan run bench deb clean
 
 all: build
 
@@ -30,7 +30,7 @@ build-asan: deps
 
 test: build build-asan
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE fuzz
-	ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -LE "gpu|browser"
+	ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -LE "gpu|browser|packaging"
 
 # Just the unit tests of the main build: seconds, for the edit-compile loop.
 test-fast: build
@@ -51,5 +51,15 @@ bench: build
 	cmake --build $(BUILD_DIR) --target run_bench
 	$(BUILD_DIR)/service/strata bench -m $(MODEL)
 
+# The Debian package, build-deb/strata_<version>_amd64.deb: the release build
+# (scripts/build-release.sh: every supported GPU, with the cuBLAS libraries it
+# loads shipped in the package) when nvcc is there, else CPU-only; DEB_CUDA=OFF
+# makes a CPU-only package anyway. packaging/ holds debian/, the units, the
+# config file and the man page.
+DEB_CUDA ?= AUTO
+deb: deps
+	scripts/build-release.sh -DSTRATA_CUDA=$(DEB_CUDA)
+	scripts/build-deb.sh build-release/service/strata build-deb
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-deb

@@ -142,8 +142,14 @@ Setting list(std::string key, std::string value_name, std::string help,
 
 const std::vector<Setting>& settings_table() {
   static const std::vector<Setting> kSettings = {
-      with_short_flag("-m",
-                      text("model", "PATH", "GGUF model file (required)", &ServeSettings::model)),
+      with_short_flag("-m", text("model", "PATH",
+                                 "GGUF model file (required); a bare file name is looked up "
+                                 "in model-dir",
+                                 &ServeSettings::model)),
+      endpoint("model-dir", "DIR",
+               "Folder of models named by file name alone; none: the working directory "
+               "(default: $STATE_DIRECTORY/models, /var/lib/strata/models for the service)",
+               &ServeSettings::model_dir),
       text("model-alias", "NAME",
            "Model name in /v1/models and requests (default: the file name without .gguf)",
            &ServeSettings::model_alias),
@@ -361,6 +367,12 @@ std::optional<std::string> read_config_file(const ConfigFileChoice& config) {
   return text;
 }
 
+// A bare file name is a name in model_dir; a path (anything with '/') is left alone.
+std::string model_path_in(const std::string& model, const std::string& model_dir) {
+  if (model.empty() || model_dir.empty() || model.find('/') != std::string::npos) return model;
+  return str_cat(model_dir, model_dir.ends_with('/') ? "" : "/", model);
+}
+
 std::string model_file_stem(const std::string& model_path) {
   std::string name = model_path.substr(model_path.find_last_of('/') + 1);
   constexpr std::string_view kExtension = ".gguf";
@@ -427,6 +439,7 @@ ServeSettings resolve_serve_settings(const ServeSettingsFlags& flags, const Envi
   ServeSettings settings;
   settings.socket = default_socket_path(env);
   settings.cache_dir = default_cache_dir(env);
+  settings.model_dir = default_model_dir(env);
 
   ConfigFileChoice config = choose_config_file(flags, env);
   std::optional<std::string> text;
@@ -438,6 +451,7 @@ ServeSettings resolve_serve_settings(const ServeSettingsFlags& flags, const Envi
   apply_source(settings, env_assignments(env));
   apply_source(settings, flag_assignments(flags));
 
+  settings.model = model_path_in(settings.model, settings.model_dir);
   if (settings.model_alias.empty()) settings.model_alias = model_file_stem(settings.model);
   validate(settings, config);
   return settings;
@@ -448,6 +462,13 @@ std::string default_socket_path(const Environment& env) {
   // The XDG spec says to ignore a relative XDG_RUNTIME_DIR.
   if (runtime_dir && runtime_dir->starts_with('/')) return *runtime_dir + "/strata/strata.sock";
   return "/run/strata/strata.sock";
+}
+
+std::string default_model_dir(const Environment& env) {
+  if (std::optional<std::string> systemd = env("STATE_DIRECTORY"); systemd && !systemd->empty()) {
+    return systemd->substr(0, systemd->find(':')) + "/models";
+  }
+  return "";
 }
 
 std::string default_cache_dir(const Environment& env) {

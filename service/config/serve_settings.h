@@ -33,7 +33,10 @@ namespace strata {
 inline constexpr std::string_view kDefaultConfigPath = "/etc/strata/strata.conf";
 
 struct ServeSettings {
-  std::string model{};             // path to the GGUF file; required
+  std::string model{};             // path to the GGUF file; required. A bare file name
+                                   // ("x.gguf", no '/') is looked up in model_dir
+  std::string model_dir{};         // where bare model names are found; default
+                                   // default_model_dir(); "": the working directory
   std::string model_alias{};       // the name in /v1/models, accepted as "model"; default: the
                                    // model's file name without .gguf
   std::string socket{};            // Unix socket path; default default_socket_path(); "" disables
@@ -89,6 +92,10 @@ ServeSettings resolve_serve_settings(const ServeSettingsFlags& flags,
 // $XDG_RUNTIME_DIR/strata/strata.sock (a user's service), or /run/strata/strata.sock
 // when XDG_RUNTIME_DIR is unset or not absolute (the system service).
 std::string default_socket_path(const Environment& env);
+
+// $STATE_DIRECTORY/models (systemd's StateDirectory=, the first if several), which is
+// /var/lib/strata/models for the packaged service; else "" (the working directory).
+std::string default_model_dir(const Environment& env);
 
 // $CACHE_DIRECTORY (systemd's CacheDirectory=, the first if several) when set, which
 // is /var/cache/strata for the packaged service; else $XDG_CACHE_HOME/strata, else

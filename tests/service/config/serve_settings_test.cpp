@@ -325,6 +325,7 @@ std::map<std::string, Sample> samples(const std::string& key_file) {
   return {
       {"model", {"/models/x.gguf", [](S s) { return s.model == "/models/x.gguf"; }}},
       {"model-alias", {"x-chat", [](S s) { return s.model_alias == "x-chat"; }}},
+      {"model-dir", {"/srv/models", [](S s) { return s.model_dir == "/srv/models"; }}},
       {"socket", {"/tmp/x.sock", [](S s) { return s.socket == "/tmp/x.sock"; }}},
       {"host", {"127.0.0.2", [](S s) { return s.host == "127.0.0.2"; }}},
       {"port", {"9001", [](S s) { return s.port == 9001; }}},
@@ -403,6 +404,31 @@ TEST(ServeSettingsTest, HelpListsEveryFlag) {
   EXPECT_NE(help.find("--config"), std::string::npos);
   EXPECT_NE(help.find("-m,--model"), std::string::npos);
   EXPECT_NE(help.find("--port N=8080"), std::string::npos) << help;
+}
+
+// The packaged service finds models named by file name in /var/lib/strata/models:
+// systemd's StateDirectory=strata sets STATE_DIRECTORY=/var/lib/strata.
+TEST(ServeSettingsTest, ModelDir) {
+  const Env service{{"STATE_DIRECTORY", "/var/lib/strata"}};
+  ServeSettings s = resolve({"-m", "chat.gguf"}, service);
+  EXPECT_EQ(s.model_dir, "/var/lib/strata/models");
+  EXPECT_EQ(s.model, "/var/lib/strata/models/chat.gguf");
+  EXPECT_EQ(s.model_alias, "chat");
+  EXPECT_EQ(resolve({"-m", "chat.gguf"}, {{"STATE_DIRECTORY", "/var/lib/a:/var/lib/b"}}).model,
+            "/var/lib/a/models/chat.gguf")
+      << "the first of several state directories";
+
+  EXPECT_EQ(resolve({"-m", "./chat.gguf"}, service).model, "./chat.gguf") << "a path stays";
+  EXPECT_EQ(resolve({"-m", "/usr/share/strata/models/demo.gguf"}, service).model,
+            "/usr/share/strata/models/demo.gguf");
+  EXPECT_EQ(resolve({"-m", "chat.gguf", "--model-dir", "/srv/models/"}, service).model,
+            "/srv/models/chat.gguf");
+  EXPECT_EQ(resolve({"-m", "chat.gguf", "--model-dir", "none"}, service).model, "chat.gguf");
+
+  ServeSettings by_hand = resolve({"-m", "chat.gguf"});
+  EXPECT_EQ(by_hand.model_dir, "") << "outside systemd: the working directory, as before";
+  EXPECT_EQ(by_hand.model, "chat.gguf");
+  EXPECT_EQ(resolve({"-m", "chat.gguf"}, {{"STATE_DIRECTORY", ""}}).model, "chat.gguf");
 }
 
 TEST(ServeSettingsTest, DefaultSocketPath) {
