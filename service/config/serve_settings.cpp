@@ -183,7 +183,9 @@ const std::vector<Setting>& settings_table() {
       integer("max-batch-tokens", "Tokens in one engine step", &ServeSettings::max_batch_tokens, 1),
       integer("context-length", "Context length in tokens; 0: the model's",
               &ServeSettings::context_length, 0),
-      size("host-cache-size", "Host KV cache (RAM); 0: max-running full contexts, at most 2G",
+      size("host-cache-size",
+           "Host KV cache (RAM; on a GPU the pinned tier below VRAM); 0: max-running full "
+           "contexts, at most 2G (on a GPU: 2G)",
            &ServeSettings::host_cache_bytes, 0),
       choice("kv-type", "KV cache type", &ServeSettings::kv_type, {"f16", "f32"}),
       integer("block-tokens", "Tokens per KV block (the unit cached, moved and persisted)",
