@@ -60,18 +60,24 @@ SampledToken Sampler::sample(std::span<const float> logits,
                              std::span<const int32_t> prompt_tokens,
                              std::span<const int32_t> generated_tokens, bool with_logprobs) {
   STRATA_CHECK(!logits.empty());
-  // The contract on raw logits, checked in the one pass that finds their maximum.
+  // The contract on raw logits, checked in the one pass that finds their maximum
+  // and where it first is (a greedy pick needs no second pass over 128k logits).
   float max_logit = -INFINITY;
+  size_t raw_argmax = 0;
   bool has_nan = false;
-  for (float logit : logits) {
-    has_nan |= std::isnan(logit);
-    max_logit = logit > max_logit ? logit : max_logit;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    has_nan |= std::isnan(logits[i]);
+    if (logits[i] > max_logit) {
+      max_logit = logits[i];
+      raw_argmax = i;
+    }
   }
   STRATA_CHECK(!has_nan, "NaN logit");
   STRATA_CHECK(std::isfinite(max_logit), "no finite logit: max is ", max_logit);
 
   SampledToken result;
-  result.id = pick(logits, max_logit, prompt_tokens, generated_tokens, with_logprobs);
+  result.id = pick(logits, max_logit, static_cast<int32_t>(raw_argmax), prompt_tokens,
+                   generated_tokens, with_logprobs);
   if (!with_logprobs) return result;
   const auto logprob_of = [&](int32_t id) {
     return static_cast<float>(static_cast<double>(logits[static_cast<size_t>(id)]) -
@@ -86,7 +92,7 @@ SampledToken Sampler::sample(std::span<const float> logits,
   return result;
 }
 
-int32_t Sampler::pick(std::span<const float> logits, float max_logit,
+int32_t Sampler::pick(std::span<const float> logits, float max_logit, int32_t raw_argmax,
                       std::span<const int32_t> prompt_tokens,
                       std::span<const int32_t> generated_tokens, bool normalize) {
   const bool greedy = params_.temperature < SamplingParams::kGreedyTemperature;
@@ -111,7 +117,7 @@ int32_t Sampler::pick(std::span<const float> logits, float max_logit,
 
   if (greedy) {
     if (normalize) raw_log_normalizer_ = log_sum_exp(logits, max_logit);
-    return argmax(scaled);
+    return scaled_is_raw ? raw_argmax : argmax(scaled);
   }
 
   if (!std::isfinite(max_scaled)) {

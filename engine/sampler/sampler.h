@@ -65,7 +65,9 @@ class Sampler {
 
  private:
   // Steps 1 to 6: the id drawn. Also sets raw_log_normalizer_ when `normalize`.
-  int32_t pick(std::span<const float> logits, float max_logit,
+  // raw_argmax: the first id holding max_logit (the greedy pick when nothing
+  // changes the logits).
+  int32_t pick(std::span<const float> logits, float max_logit, int32_t raw_argmax,
                std::span<const int32_t> prompt_tokens,
                std::span<const int32_t> generated_tokens, bool normalize);
   // Step 6: one id of candidate_ids_, with probability proportional to its weight.
