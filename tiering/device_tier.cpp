@@ -80,7 +80,9 @@ bool DeviceTier::copy_down(BlockId block) {
 }
 
 bool DeviceTier::in_host(const BlockHash& hash, std::span<const int32_t> tokens) const {
-  return !host_.lookup(std::span<const BlockHash>(&hash, 1), tokens).empty();
+  // peek() has no effects and allocates nothing: demote_cold asks this of up
+  // to 256 blocks after every step.
+  return host_.peek(std::span<const BlockHash>(&hash, 1), tokens).n_blocks == 1;
 }
 
 void DeviceTier::flush(std::function<void(int64_t)> done) {

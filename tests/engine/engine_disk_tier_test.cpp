@@ -4,7 +4,6 @@
 // computing them, and its greedy output equals a cold run's. Loads that fail
 // (a corrupted slab) fall back to recomputing, with the same output.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,7 +12,6 @@
 #include <random>
 #include <thread>
 
-#include "engine/cpu/cpu_runtime.h"
 #include "tests/engine/engine_test_support.h"
 #include "tiering/tier_worker.h"
 
@@ -22,26 +20,7 @@ namespace {
 
 using namespace strata::testing;
 
-class EngineDiskTierTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("strata_engine_disk_tier_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  // A disk tier for the test model on a runtime like EngineUnderTest's.
-  std::unique_ptr<TierWorker> open_disk_tier(bool persist = true) {
-    CpuRuntime probe(test_model(), CpuRuntimeOptions{.n_kv_blocks = 1, .n_threads = 1});
-    return std::make_unique<TierWorker>(DiskTierOptions{
-        .dir = dir_, .block_bytes = probe.kv_layout().block_bytes(),
-        .capacity_bytes = int64_t{64} << 20, .model = test_fingerprint(probe), .persist = persist});
-  }
-
-  std::filesystem::path dir_;
-};
+using EngineDiskTierTest = DiskTierTest;
 
 TEST_F(EngineDiskTierTest, RestartedEngineLoadsThePromptInsteadOfComputingIt) {
   const GenerateRequest r = request_for(11, 300, 12);

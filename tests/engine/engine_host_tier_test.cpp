@@ -6,14 +6,11 @@
 // engine brings a prompt up from disk through T1. Greedy outputs always
 // equal a cold run's.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
+#include <map>
 #include <memory>
-#include <string>
 #include <vector>
 
-#include "engine/cpu/cpu_runtime.h"
 #include "tests/engine/engine_test_support.h"
 #include "tiering/tier_worker.h"
 
@@ -66,25 +63,7 @@ TEST(EngineHostTierTest, PreemptedSequencesResumeWithTheSameOutput) {
   EXPECT_GT(stats.host_tier->n_blocks_promoted, 0);
 }
 
-class EngineHostAndDiskTierTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("strata_engine_host_tier_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::unique_ptr<TierWorker> open_disk_tier() {
-    CpuRuntime probe(test_model(), CpuRuntimeOptions{.n_kv_blocks = 1, .n_threads = 1});
-    return std::make_unique<TierWorker>(DiskTierOptions{
-        .dir = dir_, .block_bytes = probe.kv_layout().block_bytes(),
-        .capacity_bytes = int64_t{64} << 20, .model = test_fingerprint(probe), .persist = true});
-  }
-
-  std::filesystem::path dir_;
-};
+using EngineHostAndDiskTierTest = DiskTierTest;
 
 TEST_F(EngineHostAndDiskTierTest, ARestartedEngineBringsThePromptUpFromDiskThroughHostMemory) {
   const GenerateRequest r = request_for(31, 300, 12);

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/cpu/cpu_runtime.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model_fingerprint.h"
 #include "service/dev/hf_tokenizer_import.h"
@@ -89,6 +90,22 @@ GenerateRequest request_for(int i, int64_t n_prompt, int64_t max_tokens, bool sa
   r.sampling.temperature = sampled ? 0.8f : 0.0f;
   r.sampling.seed = static_cast<uint64_t>(i) + 1;
   return r;
+}
+
+void DiskTierTest::SetUp() {
+  dir_ = std::filesystem::temp_directory_path() /
+         ("strata_engine_disk_tier_" + std::to_string(::getpid()) + "_" +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir_);
+}
+
+void DiskTierTest::TearDown() { std::filesystem::remove_all(dir_); }
+
+std::unique_ptr<TierWorker> DiskTierTest::open_disk_tier(bool persist) {
+  CpuRuntime probe(test_model(), CpuRuntimeOptions{.n_kv_blocks = 1, .n_threads = 1});
+  return std::make_unique<TierWorker>(DiskTierOptions{
+      .dir = dir_, .block_bytes = probe.kv_layout().block_bytes(),
+      .capacity_bytes = int64_t{64} << 20, .model = test_fingerprint(probe), .persist = persist});
 }
 
 ModelFingerprint test_fingerprint(const ModelRuntime& runtime) {

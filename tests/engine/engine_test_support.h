@@ -4,8 +4,11 @@
 // once it is gone.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +21,7 @@
 #include "engine/engine.h"
 #include "engine/model/loaded_model.h"
 #include "tests/tiering/thread_copier.h"
+#include "tiering/tier_worker.h"
 
 namespace strata::testing {
 
@@ -85,6 +89,18 @@ class EngineUnderTest {
   std::unique_ptr<ThreadCopier> copier_;       // CPU with a host tier
   std::unique_ptr<Engine> engine_;
   EngineStats last_stats_;
+};
+
+// A fresh folder per test (named by process and test) for a disk tier of the
+// test model, removed afterwards: the disk-tier engine tests' fixture.
+class DiskTierTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  // A disk tier (T2) in the folder for CPU engines on the test model.
+  std::unique_ptr<TierWorker> open_disk_tier(bool persist = true);
+
+  std::filesystem::path dir_;
 };
 
 // The fingerprint an Engine on the test model with this runtime must use.
