@@ -3,8 +3,10 @@
 # times every kernel of a few decode steps of `strata bench` (kernels run
 # serialized under it, so the sum is GPU time without launch gaps); the
 # same bench without the profiler gives the wall time per step to compare.
+# With CONCURRENCY=N it profiles a whole short run of N concurrent sequences
+# (8-token prompts, 8 tokens each: almost all of it decode steps of N rows).
 # Build and carry as for scripts/gpu-bench.sh; then:
-#   scripts/device-unpack.sh && scripts/gpu-profile.sh OUT_DIR [SHAPE:TYPE...]
+#   scripts/device-unpack.sh && [CONCURRENCY=N] scripts/gpu-profile.sh OUT_DIR [SHAPE:TYPE...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:?usage: gpu-profile.sh OUT_DIR [SHAPE:TYPE...]}
@@ -14,19 +16,27 @@ mkdir -p "$out_dir"
 for spec in "${@:-1b:f16}"; do
   shape=${spec%%:*} type=${spec#*:}
   model=$(scripts/make-bench-model.sh "$shape" "$type")
-  # Skip the warm-up and the prefill; profile 4 decode steps' kernels.
-  ncu --clock-control none --csv --metrics gpu__time_duration.sum --launch-skip 1500 \
-    --launch-count 1200 "$strata" bench -m "$model" --backend cuda --prompt-tokens 64 \
-    --gen-tokens 40 >"$out_dir/ncu-$spec.csv" 2>"$out_dir/ncu-$spec.log" || true
-  python3 - "$out_dir/ncu-$spec.csv" "$spec" <<'PY'
+  if [[ -n ${CONCURRENCY:-} ]]; then
+    spec=$spec-c$CONCURRENCY
+    range=(--launch-skip 0 --launch-count 40000)
+    run=(--concurrency "$CONCURRENCY" --prompt-tokens 8 --gen-tokens 8)
+  else  # skip the warm-up and the prefill; profile 4 decode steps' kernels
+    range=(--launch-skip 1500 --launch-count 1200)
+    run=(--prompt-tokens 64 --gen-tokens 40)
+  fi
+  name=ncu-${spec/:/-}  # the device tool brings back plain names only
+  ncu --clock-control none --csv --metrics gpu__time_duration.sum "${range[@]}" \
+    "$strata" bench -m "$model" --backend cuda "${run[@]}" \
+    >"$out_dir/$name.csv" 2>"$out_dir/$name.log" || true
+  python3 - "$out_dir/$name.csv" "$spec" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 head = rows[0]; name_i = head.index("Kernel Name"); val_i = head.index("Metric Value")
 unit_i = head.index("Metric Unit")
 tot = collections.defaultdict(float); cnt = collections.Counter()
 for r in rows[1:]:
-    v = float(r[val_i].replace(",", "")); v = v / 1000 if r[unit_i] == "nsecond" else v
-    if r[unit_i] == "msecond": v *= 1000
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3}
+    v = float(r[val_i].replace(",", "")) * scale[r[unit_i]]
     k = r[name_i][:90]; tot[k] += v; cnt[k] += 1
 all_us = sum(tot.values())
 print(f"== {sys.argv[2]}: {sum(cnt.values())} kernels, {all_us:.0f} us in all")

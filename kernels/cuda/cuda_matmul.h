@@ -2,9 +2,12 @@
 //
 //   y[t * n_rows + r] = dot(row r of w, x[t * row_length, + row_length))
 //
-// for every token t < n_tokens; x and y are device f32 arrays. Two paths:
-// - few tokens (decode): a matrix-vector kernel reads each weight once for
-//   all the tokens of the step and dequantizes in registers;
+// for every token t < n_tokens; x and y are device f32 arrays. Three paths:
+// - decode batches of F16 (up to kMaxVectorTokens) and block types (up to
+//   kMaxMmaTokens): cuda_quant_mma.h, weights read once for all the tokens,
+//   dequantized in registers, multiplied on tensor cores;
+// - few tokens of F32 and BF16 (and F16 rows that are not whole 16-byte
+//   units): a matrix-vector kernel in f32, the same way;
 // - many tokens (prefill): tensor cores through cuBLAS (F16 / BF16 weights
 //   directly; quantized weights dequantized to f16 tiles first).
 //
@@ -22,7 +25,7 @@ namespace strata {
 
 class CudaMatmul {
  public:
-  // Token counts up to this use the matrix-vector kernel.
+  // Token counts up to this stay off cuBLAS.
   static constexpr int64_t kMaxVectorTokens = 8;
 
   explicit CudaMatmul(cudaStream_t stream);
@@ -39,6 +42,7 @@ class CudaMatmul {
   void* cublas_ = nullptr;    // cublasHandle_t
   DeviceBuffer half_weights_;  // dequantized weights for the cuBLAS path
   DeviceBuffer half_inputs_;   // x converted to f16 / bf16 for the cuBLAS path
+  DeviceBuffer mma_scratch_;   // the tensor-core kernel's split sums
 };
 
 // out[i * row_length, + row_length) = row rows[i] of w as f32, for i < n_rows;

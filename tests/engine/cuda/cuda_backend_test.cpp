@@ -170,10 +170,10 @@ TEST(CudaBackendTest, LongChunkedPrefillMatchesReference) {
 }
 
 // Every weight type the kernels read, on both matmul paths, against the
-// reference's dequantized float64 weights: a prefill through f16 tensor
-// cores, and the same tokens one step at a time through the matrix-vector
-// kernel, whose activations stay f32 (so quantized weights are as close as
-// F32 ones there; the CPU backend instead rounds activations to 8 bits).
+// reference's dequantized float64 weights: a prefill through cuBLAS, and the
+// same tokens one step at a time through the decode kernels — tensor cores
+// from the blocks (activations rounded to f16, Q4_K's scales too), or for
+// BF16 the f32 matrix-vector kernel, as close as F32 weights.
 TEST(CudaBackendTest, EveryWeightTypeMatchesReference) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   for (WeightType type : {WeightType::kF16, WeightType::kBF16, WeightType::kQ8_0,
@@ -191,15 +191,20 @@ TEST(CudaBackendTest, EveryWeightTypeMatchesReference) {
     EXPECT_LE(relative_diff(h.run({prefill.next(20, true)}), want, 0, n_vocab), prefill_tolerance)
         << weight_type_name(type);
     TestSequence decode{.tokens = tokens, .block_table = allocate_blocks(h.blocks, 3)};
+    // Q4_K's scales and mins are rounded to f16 too (cuda_quant_mma.cu).
+    const double decode_tolerance = type == WeightType::kBF16   ? 1e-4
+                                    : type == WeightType::kQ4_K ? 1e-2
+                                                                : 5e-3;
     for (size_t i = 0; i < tokens.size(); ++i) {
-      EXPECT_LE(relative_diff(h.run({decode.next(1, false)}), want, i, n_vocab), 1e-4)
+      EXPECT_LE(relative_diff(h.run({decode.next(1, false)}), want, i, n_vocab), decode_tolerance)
           << weight_type_name(type) << " token " << i;
     }
   }
 }
 
 // Decode on CUDA and on the CPU from the same prompt: the CPU quantizes
-// activations for integer dots, so compare on F16 weights.
+// activations for integer dots, so compare on F16 weights (the GPU rounds
+// them to f16 for its tensor cores: ~1e-3).
 TEST(CudaBackendTest, DecodeAgreesWithCpuBackend) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   TinyModel model({.arch = Architecture::kQwen3, .type = WeightType::kF16, .seed = 7,
@@ -213,7 +218,7 @@ TEST(CudaBackendTest, DecodeAgreesWithCpuBackend) {
     std::vector<float> want;
     const std::vector<BatchSequence> batch = {a.next(n, false)};
     cpu.backend.forward(batch, want);
-    EXPECT_LE(relative_diff(gpu.run({b.next(n, false)}), want), 1e-4);
+    EXPECT_LE(relative_diff(gpu.run({b.next(n, false)}), want), 3e-3);
   }
 }
 

@@ -1,6 +1,7 @@
 // CudaWeightMatrix, CudaMatmul and cuda_gather_rows against the CPU: random
 // weights quantized by the CPU quantizers, every weight type, many shapes,
-// both paths (matrix-vector up to kMaxVectorTokens tokens, cuBLAS above).
+// every path (tensor cores from the blocks for decode batches, the f32
+// matrix-vector kernel for the other types' decode batches, cuBLAS above).
 //
 // The reference is float64 dot products of the dequantized weights with the
 // f32 inputs. The CPU matmul itself quantizes activations to 8 bits for the
@@ -22,6 +23,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_quant_mma.h"
 #include "kernels/cuda/cuda_weights.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
 
@@ -41,8 +43,10 @@ constexpr WeightType kTypes[] = {WeightType::kF32,  WeightType::kF16,  WeightTyp
 
 // Error bounds (scaled_error below). The matrix-vector kernel computes in f32
 // from f32 x: only rounding and summation order differ from the float64
-// reference. cuBLAS rounds x (and block-type weights) to f16 / bf16.
+// reference. The tensor-core kernel and cuBLAS round x (and block-type
+// weights) to f16 / bf16: ~7e-4 a product.
 constexpr double kVectorTolerance = 1e-4;
+constexpr double kMmaTolerance = 3e-3;
 constexpr double kGemmF32Tolerance = 1e-4;
 constexpr double kGemmHalfTolerance = 1e-2;
 // Against the CPU matmul: its 8-bit activations for the block types (~7e-3).
@@ -52,7 +56,7 @@ constexpr int64_t kMaxReferenceMacs = int64_t{160} << 20;
 
 constexpr int64_t kRowCounts[] = {1, 7, 33, 256, 1000};
 constexpr int64_t kVectorTokenCounts[] = {1, 2, 3, 4, 5, 6, 7, 8};
-constexpr int64_t kGemmTokenCounts[] = {9, 17, 64, 300};
+constexpr int64_t kGemmTokenCounts[] = {9, 16, 17, 32, 33, 64, 65, 300};
 
 bool is_k_type(WeightType type) {
   return type == WeightType::kQ4_K || type == WeightType::kQ5_K || type == WeightType::kQ6_K;
@@ -171,6 +175,11 @@ double gemm_tolerance(WeightType type) {
   return type == WeightType::kF32 ? kGemmF32Tolerance : kGemmHalfTolerance;
 }
 
+// Which kernel CudaMatmul::run picks, as its tolerance.
+double vector_tolerance(const CudaWeightMatrix& w, int64_t n_tokens) {
+  return cuda_mma_supports(w, n_tokens) ? kMmaTolerance : kVectorTolerance;
+}
+
 std::string describe(const HostMatrix& m, int64_t n_tokens) {
   return std::string(weight_type_name(m.type)) + " " + std::to_string(m.n_rows) + " x " +
          std::to_string(m.row_length) + ", " + std::to_string(n_tokens) + " tokens";
@@ -179,6 +188,7 @@ std::string describe(const HostMatrix& m, int64_t n_tokens) {
 class CudaMatmulTypeTest : public ::testing::TestWithParam<WeightType> {};
 
 // Every shape at the given token counts: against float64 and the CPU matmul.
+// tolerance < 0: the decode kernels' own (vector_tolerance).
 void check_products(WeightType type, std::span<const int64_t> token_counts, double tolerance,
                     uint32_t seed) {
   std::mt19937 rng(seed);
@@ -194,7 +204,8 @@ void check_products(WeightType type, std::span<const int64_t> token_counts, doub
         const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
         const std::vector<float> out = cuda_matmul(mm, w, x, n_tokens);
         const Reference ref = reference(m, x, n_tokens);
-        EXPECT_LT(scaled_error(out, ref.y, ref), tolerance) << describe(m, n_tokens);
+        const double bound = tolerance < 0 ? vector_tolerance(w, n_tokens) : tolerance;
+        EXPECT_LT(scaled_error(out, ref.y, ref), bound) << describe(m, n_tokens);
         EXPECT_LT(scaled_error(out, cpu_matmul(m, x, n_tokens, pool), ref), kCpuTolerance)
             << describe(m, n_tokens);
       }
@@ -204,7 +215,7 @@ void check_products(WeightType type, std::span<const int64_t> token_counts, doub
 
 TEST_P(CudaMatmulTypeTest, VectorPathMatchesReference) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  check_products(GetParam(), kVectorTokenCounts, kVectorTolerance, 1);
+  check_products(GetParam(), kVectorTokenCounts, -1, 1);
 }
 
 TEST_P(CudaMatmulTypeTest, GemmPathMatchesReference) {
@@ -224,7 +235,34 @@ TEST_P(CudaMatmulTypeTest, VectorPathTakesUnalignedX) {
     const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * m.row_length), rng);
     const std::vector<float> out = cuda_matmul(mm, w, x, n_tokens, /*x_offset=*/1);
     const Reference ref = reference(m, x, n_tokens);
-    EXPECT_LT(scaled_error(out, ref.y, ref), kVectorTolerance) << describe(m, n_tokens);
+    EXPECT_LT(scaled_error(out, ref.y, ref), vector_tolerance(w, n_tokens))
+        << describe(m, n_tokens);
+  }
+}
+
+// A decode step's tokens must not change each other's bits: on the tensor
+// cores, token t's output alone equals its output in a batch of 8 (the
+// engine's batch invariance rests on it). (The f32 matrix-vector kernel's x
+// tile shrinks with more tokens, which reorders its sums on long rows.)
+TEST_P(CudaMatmulTypeTest, DecodeTokensGetTheSameBitsAloneAndBatched) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(7);
+  Stream stream;
+  CudaMatmul mm(stream.get());
+  for (int64_t row_length : row_lengths(GetParam())) {
+    const HostMatrix m = make_matrix(GetParam(), 33, row_length, rng);
+    const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+    if (!cuda_mma_supports(w, 8)) continue;
+    const std::vector<float> x = random_floats(static_cast<size_t>(8 * row_length), rng);
+    const std::vector<float> batched = cuda_matmul(mm, w, x, 8);
+    for (int64_t t : {0, 5, 7}) {
+      const std::vector<float> one(x.begin() + t * row_length, x.begin() + (t + 1) * row_length);
+      const std::vector<float> alone = cuda_matmul(mm, w, one, 1);
+      EXPECT_EQ(std::memcmp(alone.data(), batched.data() + t * m.n_rows,
+                            alone.size() * sizeof(float)),
+                0)
+          << describe(m, 8) << ", token " << t;
+    }
   }
 }
 

@@ -1,0 +1,507 @@
+// cuda_mma_matmul (cuda_quant_mma.h): weights dequantized in registers and
+// multiplied on tensor cores (mma.sync m16n8k16, f16 in, f32 accumulation).
+//
+// A warp owns 16 rows (lanes g = lane / 4 hold rows g and g + 8, as the mma's
+// A fragment wants) and walks the row in slabs of 4 units: lane t = lane % 4
+// takes unit 4s + t of both its rows, one 16-byte load each, and decodes it
+// into f16 pairs (cuda_weights_layout.cuh's units: each run of the unit is
+// kRunLen consecutive row elements). One mma k-step eats two pairs per lane:
+// the 16 k of the step are 4 elements of each of the 4 units side by side,
+// not 16 consecutive row elements. A dot product does not care in which order
+// its terms come, as long as x comes in the same order: x is staged in shared
+// memory as f16 pairs in exactly the order the lanes decode the weights (unit
+// by unit, pair by pair), so a lane's B fragment for a step is the one 8-byte
+// read beside its A pairs. The mma's N is the tokens, 8 per tile, padded with
+// zeros.
+//
+// Shared memory: per token, each unit's pairs then kUnitPad halves, and the
+// token's row padded to 8 words mod 32: the 32 lanes' 8-byte B reads (4 units
+// x 8 tokens) then fall in distinct banks for every unit size (checked by
+// enumeration for 8, 16 and 32 elements a unit).
+//
+// A block is 8 warps: kRowGroups groups of 16 rows, each row group's units
+// split among kSplits warps, whose partial sums meet in shared memory at the
+// end in a fixed order. Up to 8 tokens: blocks of 16 rows split 8 ways; more:
+// blocks of 128 rows, whose row is split among blocks instead when there
+// would be too few of them (partial sums in scratch, added in split order by
+// a second kernel). The weight loads of a tile are issued before its x is
+// staged. Nothing depends on how many of the padded tokens are real, so up to
+// 8 tokens give each token the same bits alone or batched.
+#include "kernels/cuda/cuda_quant_mma.h"
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+#include "common/check.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_weights_layout.cuh"
+
+namespace strata {
+namespace {
+
+using cuda_layout::kUnitElems;
+using cuda_layout::MatrixView;
+using cuda_layout::RowView;
+using cuda_layout::Unit;
+
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kUnitPad = 4;     // halves after each unit's pairs in shared memory
+constexpr int kSlabUnits = 4;   // units side by side in one k-step (lanes t = 0..3)
+constexpr int kRowsPerWarp = 16;
+
+template <WeightType kType, int kTokenTiles>
+struct MmaConfig {
+  // Up to 8 tokens: blocks of 16 rows, each row's units split among the 8
+  // warps (plenty of blocks, a short walk each). More tokens: blocks of 128
+  // rows, a warp each, so that a staged x tile serves 128 rows (x's bytes
+  // from L2 stay below the weights' from DRAM); the row's units are then
+  // split among blocks instead (plan_for).
+  static constexpr int kRowGroups = kTokenTiles == 1 ? 1 : kWarps;
+  static constexpr int kSplits = kWarps / kRowGroups;
+  // Slabs whose loads are issued before any is used: bytes in flight, within
+  // 128 registers (two blocks an SM).
+  static constexpr int kUnroll =
+      kTokenTiles == 1 && sizeof(typename Unit<kType>::Raw) <= 32 ? 4 : 2;
+  static constexpr int kSmemBytes = (kTokenTiles == 1 ? 64 : 96) << 10;
+  static_assert(kWarps % kRowGroups == 0);
+};
+
+struct MmaParams {
+  MatrixView w;
+  const float* x;  // [n_tokens][row_length]
+  float* y;        // [n_tokens][n_rows]
+  float* partials;  // [gridDim.y][n_tokens][n_rows] when the row is split among blocks
+  int n_tokens;
+  int units_per_split;  // units of a row per block in y
+  int tile_units;     // units of a row per staged x tile: a multiple of kSlabUnits
+  int token_words;    // 32-bit words between tokens in the staged tile
+  bool x_pairs_aligned;  // x is 8-byte aligned: pairs load as float2
+};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// ---------------------------------------------------------------------------
+// Units as f16 pairs
+
+// Two bytes of `word` (picked by the prmt selector: 0x4140 bytes 0 and 1,
+// 0x4342 bytes 2 and 3) as the f16 pair 1024 + byte: the byte becomes the
+// mantissa under 0x64, the exponent of 1024. Exact for bytes below 1024.
+__device__ __forceinline__ __half2 small_ints_pair(uint32_t word, uint32_t selector) {
+  const uint32_t bits = __byte_perm(word, 0x64646464u, selector);
+  return *reinterpret_cast<const __half2*>(&bits);
+}
+
+// (pair - bias) * d as f16 bits: the subtraction is exact (integers below
+// 2048), the product rounded once.
+__device__ __forceinline__ uint32_t scaled_pair(__half2 pair, __half2 d, float bias) {
+  const __half2 h = __hmul2(__hsub2(pair, __float2half2_rn(bias)), d);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// (pair - 1024) * scale + neg_min as f16 bits, one rounding after the exact
+// subtraction.
+__device__ __forceinline__ uint32_t fma_pair(__half2 pair, __half2 scale, __half2 neg_min) {
+  const __half2 h = __hfma2(__hsub2(pair, __float2half2_rn(1024.0f)), scale, neg_min);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+template <WeightType kType>
+struct PairUnit {
+  using U = Unit<kType>;
+  static constexpr int kElems = kUnitElems<kType>;
+  static constexpr int kPairsPerRun = U::kRunLen / 2;
+  static constexpr int kPairs = kElems / 2;
+  static constexpr int kUnitWords = (kElems + kUnitPad) / 2;  // staged words per unit
+
+  // Row element of the first value of pair p of unit u.
+  static __device__ int pair_offset(int u, int p) {
+    return U::run_offset(u, p / kPairsPerRun) + 2 * (p % kPairsPerRun);
+  }
+
+  // The pairs of run `run`: the values the CPU dequantizer computes, rounded
+  // to nearest f16 (as the cuBLAS path's dequantized tiles), except Q4_K,
+  // which scales in f16 (below).
+  static __device__ void decode_run(const typename U::Raw& raw, int u, int run,
+                                    uint32_t (&pairs)[kPairsPerRun]) {
+    if constexpr (kType == WeightType::kF16) {
+      pairs[0] = raw.words[0];  // f16 pairs already
+      pairs[1] = raw.words[1];
+      pairs[2] = raw.words[2];
+      pairs[3] = raw.words[3];
+    } else if constexpr (kType == WeightType::kQ8_0) {
+      // Exact integers in f16, then one rounding of d * q: what the generic
+      // path gives, in a third of the instructions.
+      const __half2 d = __half2half2(__ushort_as_half(static_cast<unsigned short>(raw.d)));
+      const uint32_t words[4] = {raw.qs.x, raw.qs.y, raw.qs.z, raw.qs.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t biased = words[i] ^ 0x80808080u;  // q + 128 as unsigned bytes
+        pairs[2 * i] = scaled_pair(small_ints_pair(biased, 0x4140), d, 1152.0f);
+        pairs[2 * i + 1] = scaled_pair(small_ints_pair(biased, 0x4342), d, 1152.0f);
+      }
+    } else if constexpr (kType == WeightType::kQ4_K) {
+      // q * scale - min as one f16 fma, scale and min rounded to f16 first:
+      // an error of the order of f16 rounding (the tests' tolerance holds
+      // it), in half the instructions of rounding the f32 value.
+      typename U::Run v;
+      U::scale_min(raw.meta, u, run, v);
+      const __half2 scale = __float2half2_rn(v.scale), neg_min = __float2half2_rn(-v.min);
+      const uint32_t words[4] = {raw.qs.x, raw.qs.y, raw.qs.z, raw.qs.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t q = (words[i] >> (4 * run)) & 0x0f0f0f0fu;
+        pairs[2 * i] = fma_pair(small_ints_pair(q, 0x4140), scale, neg_min);
+        pairs[2 * i + 1] = fma_pair(small_ints_pair(q, 0x4342), scale, neg_min);
+      }
+    } else {
+      typename U::Run v;
+      U::decode(raw, u, run, v);
+#pragma unroll
+      for (int i = 0; i < kPairsPerRun; ++i) {
+        const __half2 h = __floats2half2_rn(cuda_layout::exact_value<kType>(v, 2 * i),
+                                            cuda_layout::exact_value<kType>(v, 2 * i + 1));
+        pairs[i] = *reinterpret_cast<const uint32_t*>(&h);
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Device code
+
+__device__ __forceinline__ void mma_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                          uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// All threads: x's columns of units [u0, u0 + n_units) for every real token
+// into the tile, as f16 pairs in decoding order. (Padding tokens are never
+// staged: their B fragments are zeros.)
+template <WeightType kType>
+__device__ void stage_x(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
+  using P = PairUnit<kType>;
+  const int pairs_per_token = n_units * P::kPairs;
+  for (int token = 0; token < p.n_tokens; ++token) {
+    const float* x = p.x + static_cast<int64_t>(token) * p.w.row_length;
+    uint32_t* out = tile + token * p.token_words;
+    for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
+      const int u = i / P::kPairs, pair = i % P::kPairs;  // kPairs: a power of two
+      const float* src = x + P::pair_offset(u0 + u, pair);
+      const float2 v = p.x_pairs_aligned ? __ldg(reinterpret_cast<const float2*>(src))
+                                         : make_float2(__ldg(src), __ldg(src + 1));
+      out[u * P::kUnitWords + pair] = pack_half2(v.x, v.y);
+    }
+  }
+}
+
+// acc += the unit's two rows (raw) times x for every token tile. `x_unit` is
+// the staged unit's first word for token g of tile 0; invalid units (past
+// the row's end) and padding tokens (tile t's from n_valid_tiles[t] = whether
+// token 8t + g is real) add zeros.
+template <WeightType kType, int kTokenTiles>
+__device__ void mma_unit(const typename Unit<kType>::Raw (&raw)[2], int u, bool valid,
+                         const bool (&real_token)[kTokenTiles], const uint32_t* x_unit,
+                         int token_words, float (&acc)[kTokenTiles][4]) {
+  using P = PairUnit<kType>;
+#pragma unroll
+  for (int run = 0; run < Unit<kType>::kRuns; ++run) {
+    uint32_t a[2][P::kPairsPerRun];
+    P::decode_run(raw[0], u, run, a[0]);
+    P::decode_run(raw[1], u, run, a[1]);
+#pragma unroll
+    for (int j = 0; j < P::kPairsPerRun / 2; ++j) {
+      const int pair = run * P::kPairsPerRun + 2 * j;
+#pragma unroll
+      for (int tile = 0; tile < kTokenTiles; ++tile) {
+        uint2 b = make_uint2(0, 0);
+        if (valid && real_token[tile]) {
+          b = *reinterpret_cast<const uint2*>(x_unit + 8 * tile * token_words + pair);
+        }
+        mma_16816(acc[tile], a[0][2 * j], a[1][2 * j], a[0][2 * j + 1], a[1][2 * j + 1], b.x,
+                  b.y);
+      }
+    }
+  }
+}
+
+// Issues the loads of the unrolled slabs s0 + r * kSplits (r < kUnroll) of
+// both rows; units past the tile's n_units read as zeros.
+template <WeightType kType, int kUnroll, int kSplits>
+__device__ void load_slabs(const RowView (&rows)[2], int u0, int s0, int n_units, int t,
+                           typename Unit<kType>::Raw (&raw)[kUnroll][2]) {
+#pragma unroll
+  for (int r = 0; r < kUnroll; ++r) {
+    const int u = kSlabUnits * (s0 + r * kSplits) + t;
+    if (u < n_units) {
+      raw[r][0] = Unit<kType>::load(rows[0], u0 + u);
+      raw[r][1] = Unit<kType>::load(rows[1], u0 + u);
+    } else {
+      raw[r][0] = typename Unit<kType>::Raw{};
+      raw[r][1] = typename Unit<kType>::Raw{};
+    }
+  }
+}
+
+// Block (x, y): rows [x * kBlockRows, + kBlockRows) over units
+// [y * units_per_split, + units_per_split) of the row; with one split in y
+// it writes y, else its partial sums (summed by sum_splits_kernel).
+template <WeightType kType, int kTokenTiles>
+__global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
+  using C = MmaConfig<kType, kTokenTiles>;
+  using P = PairUnit<kType>;
+  using Raw = typename Unit<kType>::Raw;
+  constexpr int kTokensPad = 8 * kTokenTiles;
+  constexpr int kBlockRows = kRowsPerWarp * C::kRowGroups;
+  extern __shared__ uint32_t smem[];
+
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int g = lane / 4, t = lane % 4;
+  const int row_group = warp / C::kSplits, split = warp % C::kSplits;
+  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kBlockRows + row_group * kRowsPerWarp;
+  const int64_t last_row = p.w.n_rows - 1;
+  const RowView rows[2] = {p.w.row(min(row0 + g, last_row)), p.w.row(min(row0 + g + 8, last_row))};
+  const int units_per_row = p.w.row_length / P::kElems;
+  const int k_begin = static_cast<int>(blockIdx.y) * p.units_per_split;
+  const int k_end = min(k_begin + p.units_per_split, units_per_row);
+
+  bool real_token[kTokenTiles];
+#pragma unroll
+  for (int tile = 0; tile < kTokenTiles; ++tile) real_token[tile] = 8 * tile + g < p.n_tokens;
+  float acc[kTokenTiles][4] = {};
+  for (int u0 = k_begin; u0 < k_end; u0 += p.tile_units) {
+    const int n_units = min(p.tile_units, k_end - u0);
+    const int n_slabs = (n_units + kSlabUnits - 1) / kSlabUnits;
+    // Split w's slabs are w, w + kSplits, ...: all the splits stay busy on
+    // short rows, and at each unrolled step they read neighbouring slabs.
+    int s0 = split;
+    Raw raw[C::kUnroll][2];
+    load_slabs<kType, C::kUnroll, C::kSplits>(rows, u0, s0, n_units, t, raw);  // in flight
+    __syncthreads();  // the previous tile is no longer read
+    stage_x<kType>(p, u0, n_units, smem);
+    __syncthreads();
+    while (s0 < n_slabs) {  // the same for the whole warp
+#pragma unroll
+      for (int r = 0; r < C::kUnroll; ++r) {
+        const int s = s0 + r * C::kSplits;
+        if (s >= n_slabs) break;
+        const int u = kSlabUnits * s + t;
+        mma_unit<kType, kTokenTiles>(raw[r], u0 + u, u < n_units, real_token,
+                                     smem + g * p.token_words + u * P::kUnitWords, p.token_words,
+                                     acc);
+      }
+      s0 += C::kSplits * C::kUnroll;
+      if (s0 < n_slabs) load_slabs<kType, C::kUnroll, C::kSplits>(rows, u0, s0, n_units, t, raw);
+    }
+  }
+
+  // The warp splits' partial sums, [split][row][token], added in split order.
+  __syncthreads();
+  float* partial = reinterpret_cast<float*>(smem);
+  const int local_row = row_group * kRowsPerWarp + g;
+#pragma unroll
+  for (int tile = 0; tile < kTokenTiles; ++tile) {
+    const int token = 8 * tile + 2 * t;
+    if (token >= p.n_tokens) break;  // rows are as wide as the real tokens (odd counts: one more)
+    float* at = partial + (split * kBlockRows + local_row) * kTokensPad + token;
+    at[0] = acc[tile][0];
+    at[1] = acc[tile][1];
+    at[8 * kTokensPad] = acc[tile][2];  // row + 8
+    at[8 * kTokensPad + 1] = acc[tile][3];
+  }
+  __syncthreads();
+  float* out = gridDim.y == 1 ? p.y : p.partials + blockIdx.y * int64_t{p.n_tokens} * p.w.n_rows;
+  for (int i = static_cast<int>(threadIdx.x); i < kBlockRows * p.n_tokens; i += kThreads) {
+    const int r = i % kBlockRows, token = i / kBlockRows;
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * kBlockRows + r;
+    if (row >= p.w.n_rows) continue;
+    float sum = 0.0f;
+#pragma unroll
+    for (int s = 0; s < C::kSplits; ++s) sum += partial[(s * kBlockRows + r) * kTokensPad + token];
+    out[static_cast<int64_t>(token) * p.w.n_rows + row] = sum;
+  }
+}
+
+// y[i] = the sum of the n_splits partial outputs' element i, in split order.
+__global__ void sum_splits_kernel(const float* partials, int n_splits, int64_t n, float* y) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float sum = 0.0f;
+  for (int s = 0; s < n_splits; ++s) sum += partials[s * n + i];
+  y[i] = sum;
+}
+
+// ---------------------------------------------------------------------------
+// Host code
+
+template <WeightType kType>
+using TypeTag = std::integral_constant<WeightType, kType>;
+
+template <typename Fn>
+bool with_mma_type(WeightType type, Fn&& fn) {
+  switch (type) {
+    case WeightType::kF16:
+      return fn(TypeTag<WeightType::kF16>{}), true;
+    case WeightType::kQ8_0:
+      return fn(TypeTag<WeightType::kQ8_0>{}), true;
+    case WeightType::kQ4_0:
+      return fn(TypeTag<WeightType::kQ4_0>{}), true;
+    case WeightType::kQ4_K:
+      return fn(TypeTag<WeightType::kQ4_K>{}), true;
+    case WeightType::kQ5_K:
+      return fn(TypeTag<WeightType::kQ5_K>{}), true;
+    case WeightType::kQ6_K:
+      return fn(TypeTag<WeightType::kQ6_K>{}), true;
+    default:
+      return false;
+  }
+}
+
+// Words per token in the staged tile: the units' words, then padded to 8 mod 32.
+int token_words(int tile_units, int unit_words) {
+  const int words = tile_units * unit_words;
+  return words + ((8 - words % 32) + 32) % 32;
+}
+
+int multiprocessor_count() {
+  int device = 0, count = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+// How a product is cut up: blocks of rows (x) and of the row's units (y),
+// each block's units staged tile by tile.
+struct MmaPlan {
+  int64_t row_blocks = 0;
+  int k_splits = 1;
+  int units_per_split = 0;
+  int tile_units = 0;
+  int token_words = 0;
+  int64_t smem_bytes = 0;
+};
+
+// Depends on the shape and on which kTokenTiles config, never on how many of
+// its tokens are real, so that every token's sums run in the same order.
+template <WeightType kType, int kTokenTiles>
+MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens) {
+  using C = MmaConfig<kType, kTokenTiles>;
+  using P = PairUnit<kType>;
+  constexpr int kTokensPad = 8 * kTokenTiles;
+  MmaPlan plan;
+  const int units_per_row = static_cast<int>(w.row_length() / P::kElems);
+  plan.row_blocks = ceil_div(w.n_rows(), int64_t{kRowsPerWarp} * C::kRowGroups);
+  STRATA_CHECK(plan.row_blocks <= INT_MAX, w.n_rows(), " rows");
+  // Blocks of 128 rows (more tokens) are few on small matrices: split their
+  // rows among blocks too, to about two blocks per multiprocessor, each
+  // split at least four slabs long.
+  if (C::kRowGroups > 1) {
+    const int64_t wanted = ceil_div(2 * multiprocessor_count(), plan.row_blocks);
+    const int64_t most = std::max<int64_t>(1, units_per_row / (4 * kSlabUnits));
+    plan.k_splits = static_cast<int>(std::clamp<int64_t>(wanted, 1, most));
+  }
+  plan.units_per_split = static_cast<int>(
+      ceil_div(ceil_div(units_per_row, plan.k_splits), kSlabUnits) * kSlabUnits);
+  plan.k_splits = static_cast<int>(ceil_div(units_per_row, plan.units_per_split));
+  // As few tiles as the budget allows (with the padding), of equal length
+  // in whole slabs, so that no tile leaves most warps idle.
+  const int budget_units =
+      (C::kSmemBytes / (4 * kTokensPad) - 32) / P::kUnitWords / kSlabUnits * kSlabUnits;
+  const int64_t n_tiles = ceil_div(plan.units_per_split, budget_units);
+  plan.tile_units =
+      static_cast<int>(ceil_div(ceil_div(plan.units_per_split, n_tiles), kSlabUnits) * kSlabUnits);
+  plan.token_words = token_words(plan.tile_units, P::kUnitWords);
+  // Shared memory for the real tokens' x, or the warps' partial sums.
+  const int64_t tile_bytes = int64_t{4} * n_tokens * plan.token_words;
+  const int64_t partial_bytes = int64_t{4} * C::kSplits * kRowsPerWarp * C::kRowGroups * kTokensPad;
+  plan.smem_bytes = std::max(tile_bytes, partial_bytes);
+  STRATA_CHECK(plan.smem_bytes <= C::kSmemBytes, "x tile of ", plan.smem_bytes, " bytes");
+  return plan;
+}
+
+template <typename Fn>
+void with_token_tiles(int64_t n_tokens, Fn&& fn) {
+  if (n_tokens <= 8) return fn(std::integral_constant<int, 1>{});
+  if (n_tokens <= 16) return fn(std::integral_constant<int, 2>{});
+  if (n_tokens <= 32) return fn(std::integral_constant<int, 4>{});
+  return fn(std::integral_constant<int, 8>{});
+}
+
+template <WeightType kType, int kTokenTiles>
+void launch(MmaParams p, const MmaPlan& plan, cudaStream_t stream) {
+  p.units_per_split = plan.units_per_split;
+  p.tile_units = plan.tile_units;
+  p.token_words = plan.token_words;
+  auto* kernel = mma_matmul_kernel<kType, kTokenTiles>;
+  if (plan.smem_bytes > (48 << 10)) {
+    STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(plan.smem_bytes)));
+  }
+  const dim3 grid(static_cast<unsigned>(plan.row_blocks), static_cast<unsigned>(plan.k_splits));
+  kernel<<<grid, kThreads, static_cast<size_t>(plan.smem_bytes), stream>>>(p);
+  STRATA_CUDA_CHECK_LAUNCH();
+  if (plan.k_splits == 1) return;
+  const int64_t n = int64_t{p.n_tokens} * p.w.n_rows;
+  sum_splits_kernel<<<static_cast<unsigned>(ceil_div(n, kThreads)), kThreads, 0, stream>>>(
+      p.partials, plan.k_splits, n, p.y);
+  STRATA_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool cuda_mma_supports(const CudaWeightMatrix& w, int64_t n_tokens) {
+  if (n_tokens < 1 || n_tokens > kMaxMmaTokens || w.row_length() > INT_MAX) return false;
+  // F16 units are 16 bytes of the row: rows must be whole units.
+  if (w.type() == WeightType::kF16 && w.quant_row_bytes() % 16 != 0) return false;
+  return with_mma_type(w.type(), [](auto) {});
+}
+
+int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens) {
+  STRATA_CHECK(cuda_mma_supports(w, n_tokens), "no tensor-core kernel for ",
+               weight_type_name(w.type()), " with ", n_tokens, " tokens");
+  int64_t floats = 0;
+  with_mma_type(w.type(), [&](auto type) {
+    with_token_tiles(n_tokens, [&](auto tiles) {
+      const MmaPlan plan = plan_for<decltype(type)::value, decltype(tiles)::value>(w, n_tokens);
+      floats = plan.k_splits == 1 ? 0 : plan.k_splits * n_tokens * w.n_rows();
+    });
+  });
+  return floats;
+}
+
+void cuda_mma_matmul(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
+                     float* scratch, cudaStream_t stream) {
+  STRATA_CHECK(cuda_mma_supports(w, n_tokens), "no tensor-core kernel for ",
+               weight_type_name(w.type()), " with ", n_tokens, " tokens");
+  const MmaParams p{.w = cuda_layout::matrix_view(w),
+                    .x = x,
+                    .y = y,
+                    .partials = scratch,
+                    .n_tokens = static_cast<int>(n_tokens),
+                    .units_per_split = 0,
+                    .tile_units = 0,
+                    .token_words = 0,
+                    .x_pairs_aligned = reinterpret_cast<uintptr_t>(x) % 8 == 0};
+  with_mma_type(w.type(), [&](auto type) {
+    with_token_tiles(n_tokens, [&](auto tiles) {
+      constexpr WeightType kType = decltype(type)::value;
+      constexpr int kTokenTiles = decltype(tiles)::value;
+      const MmaPlan plan = plan_for<kType, kTokenTiles>(w, n_tokens);
+      STRATA_CHECK(plan.k_splits == 1 || scratch != nullptr, "no scratch for split sums");
+      launch<kType, kTokenTiles>(p, plan, stream);
+    });
+  });
+}
+
+}  // namespace strata

@@ -1,0 +1,37 @@
+// Matrix products of up to kMaxMmaTokens tokens on tensor cores, straight
+// from the weights' blocks: decode steps, alone or batched.
+//
+//   y[t * n_rows + r] = dot(row r of w, x[t * row_length, + row_length))
+//
+// Each weight is read from VRAM once per call for all the tokens, dequantized
+// in registers to f16 and fed to mma.sync (f32 accumulation); x is rounded to
+// f16. A token's result does not depend on the other tokens of the call (the
+// summation order is fixed by the matrix alone), so a sequence decodes the
+// same alone or batched.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_weights.h"
+
+namespace strata {
+
+inline constexpr int64_t kMaxMmaTokens = 64;
+
+// Whether cuda_mma_matmul takes this matrix and token count: F16 and the
+// block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), 1 .. kMaxMmaTokens tokens.
+bool cuda_mma_supports(const CudaWeightMatrix& w, int64_t n_tokens);
+
+// Device floats of scratch cuda_mma_matmul needs for this product (partial
+// sums when the rows are split among blocks; 0 for up to 8 tokens).
+int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens);
+
+// Enqueues the product on `stream`; x and y are device f32 arrays that do not
+// overlap, scratch holds cuda_mma_scratch_floats(w, n_tokens) floats (may be
+// null when that is 0). Requires cuda_mma_supports(w, n_tokens).
+void cuda_mma_matmul(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
+                     float* scratch, cudaStream_t stream);
+
+}  // namespace strata
