@@ -2,7 +2,7 @@
 // over a list of sequences, each with its new tokens and its block table. The
 // pass appends the new tokens' K and V into the sequences' KV blocks and
 // returns logits where the sampler needs them. Implementations: CpuBackend
-// (engine/cpu/), and later the CUDA backend.
+// (engine/cpu/) and CudaBackend (engine/cuda/).
 //
 // Threads: the engine thread only; forward() is not reentrant.
 #pragma once
@@ -13,6 +13,8 @@
 
 #include "engine/kv_layout.h"
 #include "engine/model/model_config.h"
+#include "engine/sampler/sampler.h"
+#include "engine/sampler/token_choice.h"
 #include "tiering/block_pool.h"
 
 namespace strata {
@@ -43,6 +45,19 @@ class Backend {
   // [0, n_vocab) and the block tables valid (both checked; the scheduler
   // validates requests before they get here).
   virtual void forward(std::span<const BatchSequence> batch, std::vector<float>& logits) = 0;
+
+  // Backends that choose tokens where the logits live (the GPU's) say so:
+  // the engine then calls forward_and_choose, and no logits cross the bus.
+  virtual bool chooses_tokens() const { return false; }
+
+  // forward(), then chosen[i] = the token choices[i] picks from the last row
+  // of sequence choices[i].batch_index (all_logits must be false), as
+  // Sampler::sample would pick it from those logits. Throws on logits
+  // Sampler::sample refuses (NaN, no finite value). Only where
+  // chooses_tokens().
+  virtual void forward_and_choose(std::span<const BatchSequence> batch,
+                                  std::span<const TokenChoice> choices,
+                                  std::vector<SampledToken>& chosen);
 };
 
 }  // namespace strata

@@ -236,7 +236,22 @@ void Engine::run(std::span<const ScheduledChunk> batch) {
         .all_logits = false});
   }
   const auto start = std::chrono::steady_clock::now();
-  backend_.forward(batch_, logits_);
+  if (backend_.chooses_tokens()) {
+    const auto n_vocab = static_cast<size_t>(backend_.config().n_vocab);
+    choices_.resize(batch.size());
+    size_t n_choices = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!batch[i].samples()) continue;
+      Sequence& seq = *batch[i].seq;
+      TokenChoice& choice = choices_[n_choices++];
+      choice.batch_index = i;
+      seq.sampler.prepare_choice(seq.prompt(), seq.generated(), seq.request.logprobs, n_vocab,
+                                 choice);
+    }
+    backend_.forward_and_choose(batch_, std::span(choices_).first(n_choices), chosen_);
+  } else {
+    backend_.forward(batch_, logits_);
+  }
   if (tiers_) {
     int64_t n_tokens = 0;
     for (const ScheduledChunk& chunk : batch) n_tokens += chunk.n_tokens;
@@ -248,22 +263,27 @@ void Engine::run(std::span<const ScheduledChunk> batch) {
 void Engine::postprocess(std::span<const ScheduledChunk> batch) {
   const int64_t n_vocab = backend_.config().n_vocab;
   StepReport report{.step = scheduler_.n_steps() - 1, .chunks = {}};
+  size_t n_chosen = 0;
   for (size_t row = 0; row < batch.size(); ++row) {
     const ScheduledChunk& chunk = batch[row];
     const bool samples = chunk.samples();
     report.chunks.push_back(StepReport::Chunk{.request_id = chunk.seq->id, .n_past = chunk.n_past,
                                               .n_tokens = chunk.n_tokens, .samples = samples});
     scheduler_.mark_computed(chunk);
-    if (samples) {
-      sample_and_emit(*chunk.seq, std::span<const float>(logits_).subspan(row * n_vocab, n_vocab));
+    if (!samples) continue;
+    Sequence& seq = *chunk.seq;
+    if (backend_.chooses_tokens()) {
+      emit_token(seq, std::move(chosen_[n_chosen++]));
+    } else {
+      emit_token(seq, seq.sampler.sample(
+                          std::span<const float>(logits_).subspan(row * n_vocab, n_vocab),
+                          seq.prompt(), seq.generated(), seq.request.logprobs));
     }
   }
   if (options_.on_step) options_.on_step(report);
 }
 
-void Engine::sample_and_emit(Sequence& seq, std::span<const float> logits) {
-  SampledToken sample =
-      seq.sampler.sample(logits, seq.prompt(), seq.generated(), seq.request.logprobs);
+void Engine::emit_token(Sequence& seq, SampledToken sample) {
   const TokenId id = sample.id;
   seq.append(id);
   ++n_generated_tokens_;

@@ -5,7 +5,9 @@
 // tokens and prefill chunks within the token budget, the Backend runs them
 // as one batched forward pass, and each sequence whose chunk reached its end
 // samples a token, which is turned into an EngineEvent (text delta, token id,
-// logprobs; finish reason and usage on the last one).
+// logprobs; finish reason and usage on the last one). A backend that chooses
+// tokens where its logits are (the GPU) is handed each sequence's sampling
+// state instead (Sampler::prepare_choice), and only the tokens come back.
 //
 // Threads: submit(), cancel() and stats() may be called from any thread. The
 // engine thread owns the scheduler, the prefix cache, the block tables and
@@ -144,8 +146,9 @@ class Engine {
   bool step();
   void run(std::span<const ScheduledChunk> batch);
   void postprocess(std::span<const ScheduledChunk> batch);
-  // Samples seq's next token from its logits row and sends the event.
-  void sample_and_emit(Sequence& seq, std::span<const float> logits);
+  // Appends seq's next token (sampled from its logits row, or chosen by the
+  // backend) and sends the event.
+  void emit_token(Sequence& seq, SampledToken sample);
   void finish(std::unique_ptr<Sequence> seq, EngineFinish reason, EngineEvent event,
               std::string error = {});
   void fail_batch(std::span<const ScheduledChunk> batch, const std::string& error);
@@ -165,7 +168,9 @@ class Engine {
   std::unique_ptr<LowerTiers> tiers_;  // with a host tier below VRAM or a disk tier
   Scheduler scheduler_;
   std::vector<BatchSequence> batch_;  // this step's forward pass, views into sequences
-  std::vector<float> logits_;         // [batch size][n_vocab]
+  std::vector<float> logits_;         // [batch size][n_vocab]; unused when the backend chooses
+  std::vector<TokenChoice> choices_;  // the sampling chunks' choices, when the backend chooses
+  std::vector<SampledToken> chosen_;  // their tokens, in choices_ order
   int64_t n_generated_tokens_ = 0;
 
   // Shared with submitting threads, under mutex_.

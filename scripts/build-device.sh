@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The GPU-labelled tests, and serving tests that run on whichever backend the
 # machine has (there: CUDA, the disk tier reached through the pinned host tier).
-gpu_tests=(gpu_devices_test cuda_ops_test cuda_matmul_test cuda_attention_test cuda_backend_test
+gpu_tests=(gpu_devices_test cuda_ops_test cuda_matmul_test cuda_attention_test cuda_token_choice_test
+           cuda_backend_test
            cuda_engine_test hf_golden_test serve_endpoints_test serve_disk_cache_test)
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_STATIC_DEPS=ON \
   -DSTRATA_CUDA=ON -DSTRATA_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 "$@"

@@ -94,6 +94,8 @@ CudaBackend::~CudaBackend() {
   drop_graphs();
   if (meta_pinned_ != nullptr) cudaFreeHost(meta_pinned_);
   if (logits_pinned_ != nullptr) cudaFreeHost(logits_pinned_);
+  if (choice_pinned_ != nullptr) cudaFreeHost(choice_pinned_);
+  if (results_pinned_ != nullptr) cudaFreeHost(results_pinned_);
   cudaStreamDestroy(stream_);
 }
 
@@ -193,12 +195,98 @@ void CudaBackend::upload_step(const TokenBatch& flat) {
 }
 
 void CudaBackend::forward(std::span<const BatchSequence> batch, std::vector<float>& logits) {
+  const int64_t n_logit_rows = enqueue_step(batch);
+  const size_t n_logits = static_cast<size_t>(n_logit_rows * config_.n_vocab);
+  logits.resize(n_logits);
+  if (n_logits == 0) return;
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(logits_pinned_, act_.logits.data(), n_logits * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream_));
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  std::memcpy(logits.data(), logits_pinned_, n_logits * sizeof(float));
+}
+
+void CudaBackend::forward_and_choose(std::span<const BatchSequence> batch,
+                                     std::span<const TokenChoice> choices,
+                                     std::vector<SampledToken>& chosen) {
+  for (const TokenChoice& choice : choices) {
+    STRATA_CHECK(choice.batch_index < batch.size() && !batch[choice.batch_index].all_logits,
+                 "a token choice for batch entry ", choice.batch_index);
+  }
+  for (const BatchSequence& seq : batch) {
+    STRATA_CHECK(!seq.all_logits, "token choice with every row's logits");
+  }
+  chosen.clear();
+  if (enqueue_step(batch) == 0 || choices.empty()) return;
+  enqueue_choices(choices);
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const CudaTokenChoice& r = results_pinned_[i];
+    STRATA_CHECK(r.status != CudaChoiceStatus::kNanLogit, "NaN logit");
+    STRATA_CHECK(r.status == CudaChoiceStatus::kOk, "no finite logit");
+    SampledToken& token = chosen.emplace_back();
+    token.id = r.id;
+    if (!choices[i].with_logprobs) continue;
+    token.logprob = r.logprob;
+    for (int32_t k = 0; k < r.n_top; ++k) {
+      token.top.push_back({.id = r.top_ids[k], .logprob = r.top_logprobs[k]});
+    }
+  }
+}
+
+// One logits row per sequence (all_logits is false where tokens are chosen),
+// so choice i reads row batch_index.
+void CudaBackend::enqueue_choices(std::span<const TokenChoice> choices) {
+  size_t n_penalties = 0;
+  for (const TokenChoice& choice : choices) n_penalties += choice.penalties.size();
+  const size_t params_bytes = choices.size() * sizeof(CudaChoiceParams);
+  const size_t bytes = params_bytes + n_penalties * sizeof(CudaPenaltyToken);
+  reserve_pinned(choice_pinned_, choice_pinned_capacity_, bytes);
+  auto* params = reinterpret_cast<CudaChoiceParams*>(choice_pinned_);
+  auto* penalties = reinterpret_cast<CudaPenaltyToken*>(choice_pinned_ + params_bytes);
+  int32_t n_staged = 0;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const TokenChoice& choice = choices[i];
+    const SamplingParams& sp = choice.params;
+    params[i] = CudaChoiceParams{
+        .row = static_cast<int32_t>(choice.batch_index),
+        .temperature = sp.temperature,
+        .top_k = sp.top_k,
+        .top_p = sp.top_p,
+        .min_p = sp.min_p,
+        .repetition_penalty = sp.repetition_penalty,
+        .frequency_penalty = sp.frequency_penalty,
+        .presence_penalty = sp.presence_penalty,
+        .penalties_begin = n_staged,
+        .n_penalties = static_cast<int32_t>(choice.penalties.size()),
+        .n_logprobs = choice.with_logprobs ? sp.n_logprobs : -1,
+        .uniform = choice.uniform};
+    for (const PenaltyCount& p : choice.penalties) {
+      penalties[n_staged++] = CudaPenaltyToken{
+          .id = p.id, .repeated = p.repeated ? 1 : 0, .n_generated = p.n_generated};
+    }
+  }
+  choice_device_.reserve(bytes);
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(choice_device_.data(), choice_pinned_, bytes,
+                                    cudaMemcpyHostToDevice, stream_));
+  auto* device_bytes = static_cast<std::byte*>(choice_device_.data());
+  results_device_.reserve(choices.size() * sizeof(CudaTokenChoice));
+  cuda_choose_tokens(act_.logits.as<float>(), config_.n_vocab,
+                     reinterpret_cast<const CudaChoiceParams*>(device_bytes),
+                     static_cast<int64_t>(choices.size()),
+                     reinterpret_cast<CudaPenaltyToken*>(device_bytes + params_bytes),
+                     results_device_.as<CudaTokenChoice>(), stream_);
+  reserve_pinned(results_pinned_, results_pinned_capacity_, choices.size());
+  STRATA_CUDA_CHECK(cudaMemcpyAsync(results_pinned_, results_device_.data(),
+                                    choices.size() * sizeof(CudaTokenChoice),
+                                    cudaMemcpyDeviceToHost, stream_));
+}
+
+int64_t CudaBackend::enqueue_step(std::span<const BatchSequence> batch) {
   const ModelConfig& c = config_;
   const TokenBatch flat = flatten_batch(batch, c.n_vocab, layout_, kv_blocks_);
   const int64_t n_rows = flat.n_rows();
   const int64_t n_logit_rows = static_cast<int64_t>(flat.logit_rows.size());
-  logits.resize(static_cast<size_t>(n_logit_rows * c.n_vocab));
-  if (n_rows == 0) return;
+  if (n_rows == 0) return 0;
   STRATA_CHECK(flat.positions.back() < (int64_t{1} << 30), "position beyond the int32 kernels");
   resize_activations(n_rows, n_logit_rows);
   upload_step(flat);
@@ -214,11 +302,7 @@ void CudaBackend::forward(std::span<const BatchSequence> batch, std::vector<floa
   } else {
     enqueue_forward(n_rows, n_logit_rows);
   }
-  const size_t n_logits = static_cast<size_t>(n_logit_rows * c.n_vocab);
-  STRATA_CUDA_CHECK(cudaMemcpyAsync(logits_pinned_, act_.logits.data(), n_logits * sizeof(float),
-                                    cudaMemcpyDeviceToHost, stream_));
-  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  std::memcpy(logits.data(), logits_pinned_, n_logits * sizeof(float));
+  return n_logit_rows;
 }
 
 void CudaBackend::enqueue_forward(int64_t n_rows, int64_t n_logit_rows) {

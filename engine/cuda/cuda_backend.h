@@ -7,7 +7,9 @@
 //
 // One step is one stream of kernel launches: the step's metadata goes up in
 // one copy, the logits rows come down in one copy, and forward() returns
-// when they have arrived. Decode steps of up to CudaMatmul::kMaxVectorTokens
+// when they have arrived. forward_and_choose() instead chooses each row's
+// token on the GPU (cuda_token_choice.h): the sampling state goes up, the
+// tokens (and logprobs) come down, and the logits never leave VRAM. Decode steps of up to CudaMatmul::kMaxVectorTokens
 // sequences replay a CUDA graph captured once per batch size and context
 // bucket (a decode step is a few hundred small launches: launched one by one
 // the GPU waits on the CPU between them).
@@ -29,6 +31,7 @@
 #include "engine/kv_layout.h"
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_matmul.h"
+#include "kernels/cuda/cuda_token_choice.h"
 #include "kernels/cuda/device_buffer.h"
 #include "tiering/block_pool.h"
 
@@ -49,6 +52,10 @@ class CudaBackend final : public Backend {
   const ModelConfig& config() const override { return config_; }
   const KvLayout& kv_layout() const override { return layout_; }
   void forward(std::span<const BatchSequence> batch, std::vector<float>& logits) override;
+  bool chooses_tokens() const override { return true; }
+  void forward_and_choose(std::span<const BatchSequence> batch,
+                          std::span<const TokenChoice> choices,
+                          std::vector<SampledToken>& chosen) override;
 
   // The arena: slot b (block b) at kv_arena() + b * slot_bytes(layout).
   std::byte* kv_arena() const { return arena_view_.base; }
@@ -57,7 +64,12 @@ class CudaBackend final : public Backend {
   static int64_t slot_bytes(const KvLayout& layout);
 
  private:
+  // Enqueues the whole pass up to the logits rows in act_.logits; returns
+  // how many rows there are.
+  int64_t enqueue_step(std::span<const BatchSequence> batch);
   void upload_step(const TokenBatch& flat);
+  // Enqueues the choices' upload, cuda_choose_tokens and the results' download.
+  void enqueue_choices(std::span<const TokenChoice> choices);
   void resize_activations(int64_t n_rows, int64_t n_logit_rows);
   // Every launch of a step, from the embedding to the logits rows.
   void enqueue_forward(int64_t n_rows, int64_t n_logit_rows);
@@ -100,6 +112,15 @@ class CudaBackend final : public Backend {
   CudaAttentionBatch attention_batch_;
   float* logits_pinned_ = nullptr;  // cudaHostAlloc'd landing of the logits rows
   size_t logits_pinned_capacity_ = 0;
+
+  // Token choice: [CudaChoiceParams x n | CudaPenaltyToken ...] staged in
+  // pinned memory and copied up in one go; the results come back the same way.
+  std::byte* choice_pinned_ = nullptr;
+  size_t choice_pinned_capacity_ = 0;
+  DeviceBuffer choice_device_;
+  CudaTokenChoice* results_pinned_ = nullptr;
+  size_t results_pinned_capacity_ = 0;
+  DeviceBuffer results_device_;
 
   // Decode graphs by (rows, context bucket). A graph bakes in every buffer
   // address: any reallocation drops them all (buffers_generation_ moves).

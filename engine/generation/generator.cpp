@@ -70,6 +70,28 @@ void Generator::release_blocks() {
   block_table_.clear();
 }
 
+void Generator::forward_only(const BatchSequence& seq) {
+  if (backend_.chooses_tokens()) {
+    backend_.forward_and_choose({&seq, 1}, {}, chosen_);  // no logits come back
+  } else {
+    backend_.forward({&seq, 1}, logits_);
+  }
+}
+
+SampledToken Generator::forward_and_sample(const BatchSequence& seq, Sampler& sampler,
+                                           const GenerationRequest& request,
+                                           std::span<const TokenId> generated) {
+  const auto n_vocab = static_cast<size_t>(backend_.config().n_vocab);
+  if (backend_.chooses_tokens()) {
+    sampler.prepare_choice(request.prompt, generated, request.logprobs, n_vocab, choice_);
+    backend_.forward_and_choose({&seq, 1}, {&choice_, 1}, chosen_);
+    return std::move(chosen_.at(0));
+  }
+  backend_.forward({&seq, 1}, logits_);
+  return sampler.sample(std::span<const float>(logits_).first(n_vocab), request.prompt, generated,
+                        request.logprobs);
+}
+
 GenerationResult Generator::generate(const GenerationRequest& request,
                                      const std::function<void(std::string_view)>& on_text,
                                      const std::atomic<bool>& cancel) {
@@ -78,25 +100,29 @@ GenerationResult Generator::generate(const GenerationRequest& request,
   Sampler sampler(request.sampling);
   StreamDecoder decoder(tokenizer_);
   StopMatcher stops(request.stop);
-  const int64_t n_vocab = backend_.config().n_vocab;
   auto emit = [&](const std::string& text) {
     if (text.empty()) return;
     result.text += text;
     on_text(text);
   };
 
-  // Prefill in chunks; only the last chunk's last position needs logits.
+  // Prefill in chunks; only the last chunk's last position needs a token.
   const Clock::time_point start = Clock::now();
   int64_t n_past = 0;
   const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
   std::span<const TokenId> prompt(request.prompt);
+  SampledToken next;  // the token the last forward pass picked
   while (n_past < n_prompt && !cancel.load(std::memory_order_relaxed)) {
     const int64_t n = std::min(kPrefillChunkTokens, n_prompt - n_past);
     reserve_blocks(n_past + n);
-    BatchSequence seq{.tokens = prompt.subspan(n_past, n), .n_past = n_past,
-                      .block_table = block_table_, .all_logits = false};
-    backend_.forward({&seq, 1}, logits_);
+    const BatchSequence seq{.tokens = prompt.subspan(n_past, n), .n_past = n_past,
+                            .block_table = block_table_, .all_logits = false};
     n_past += n;
+    if (n_past < n_prompt) {
+      forward_only(seq);
+    } else {
+      next = forward_and_sample(seq, sampler, request, result.tokens);
+    }
   }
 
   Clock::time_point decode_start = Clock::now();
@@ -106,8 +132,7 @@ GenerationResult Generator::generate(const GenerationRequest& request,
       result.finish = FinishReason::kCancelled;
       break;
     }
-    SampledToken sample = sampler.sample(std::span<const float>(logits_).first(n_vocab),
-                                         request.prompt, result.tokens, request.logprobs);
+    SampledToken sample = std::move(next);
     if (result.tokens.empty()) {
       result.prefill_seconds = seconds_since(start);
       decode_start = Clock::now();
@@ -128,9 +153,9 @@ GenerationResult Generator::generate(const GenerationRequest& request,
     if (static_cast<int64_t>(result.tokens.size()) == request.max_tokens) break;
     // Decode: one new token on top of everything so far.
     reserve_blocks(n_past + 1);
-    BatchSequence seq{.tokens = std::span<const TokenId>(&result.tokens.back(), 1),
-                      .n_past = n_past, .block_table = block_table_, .all_logits = false};
-    backend_.forward({&seq, 1}, logits_);
+    const BatchSequence seq{.tokens = std::span<const TokenId>(&result.tokens.back(), 1),
+                            .n_past = n_past, .block_table = block_table_, .all_logits = false};
+    next = forward_and_sample(seq, sampler, request, result.tokens);
     ++n_past;
     ++result.n_decode_steps;
   }

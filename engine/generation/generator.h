@@ -64,12 +64,21 @@ class Generator {
   // Ensures block_table_ covers n_tokens tokens.
   void reserve_blocks(int64_t n_tokens);
   void release_blocks();
+  // Runs seq through the model for its K/V alone.
+  void forward_only(const BatchSequence& seq);
+  // Runs seq through the model and picks the token after its last: on the
+  // backend where it chooses tokens, else by the sampler from the logits.
+  SampledToken forward_and_sample(const BatchSequence& seq, Sampler& sampler,
+                                  const GenerationRequest& request,
+                                  std::span<const TokenId> generated);
 
   Backend& backend_;
   BlockPool& kv_blocks_;
   const Tokenizer& tokenizer_;
   std::vector<BlockId> block_table_;
   std::vector<float> logits_;  // last forward pass: rows of n_vocab
+  TokenChoice choice_;         // where the backend chooses tokens
+  std::vector<SampledToken> chosen_;
 };
 
 }  // namespace strata

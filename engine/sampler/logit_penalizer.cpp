@@ -32,6 +32,30 @@ void LogitPenalizer::apply(std::span<float> logits, std::span<const int32_t> pro
   }
 }
 
+void LogitPenalizer::list(std::span<const int32_t> prompt_tokens,
+                          std::span<const int32_t> generated_tokens, size_t vocab_size,
+                          std::vector<PenaltyCount>& out) {
+  out.clear();
+  const bool repetition = params_.repetition_penalty != 1.0f;
+  const bool frequency = params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f;
+  if (!repetition && !frequency) return;
+  count(generated_tokens, vocab_size);
+  for (int32_t id : seen_ids_) {
+    out.push_back({.id = id,
+                   .repeated = repetition,
+                   .n_generated = frequency ? static_cast<int32_t>(counts_[static_cast<size_t>(id)])
+                                            : 0});
+  }
+  if (repetition) {
+    const size_t n_generated_ids = seen_ids_.size();
+    count(prompt_tokens, vocab_size);  // adds the prompt's ids not generated
+    for (size_t i = n_generated_ids; i < seen_ids_.size(); ++i) {
+      out.push_back({.id = seen_ids_[i], .repeated = true, .n_generated = 0});
+    }
+  }
+  reset_counts();
+}
+
 void LogitPenalizer::count(std::span<const int32_t> tokens, size_t vocab_size) {
   if (counts_.size() < vocab_size) counts_.resize(vocab_size, 0);
   for (int32_t id : tokens) {

@@ -16,6 +16,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/sampler/token_choice.h"
+
 namespace strata {
 
 struct PenaltyParams {
@@ -32,6 +34,12 @@ class LogitPenalizer {
   // must be in [0, logits.size()).
   void apply(std::span<float> logits, std::span<const int32_t> prompt_tokens,
              std::span<const int32_t> generated_tokens);
+
+  // What apply() would do, as one entry per distinct id it would change
+  // (generated ids first, then the prompt's others), for a backend that
+  // penalizes the logits where they are. Ids must be in [0, vocab_size).
+  void list(std::span<const int32_t> prompt_tokens, std::span<const int32_t> generated_tokens,
+            size_t vocab_size, std::vector<PenaltyCount>& out);
 
  private:
   // Counts occurrences of each id of `tokens` into counts_, listing first sightings in

@@ -92,6 +92,20 @@ SampledToken Sampler::sample(std::span<const float> logits,
   return result;
 }
 
+void Sampler::prepare_choice(std::span<const int32_t> prompt_tokens,
+                             std::span<const int32_t> generated_tokens, bool with_logprobs,
+                             size_t n_vocab, TokenChoice& choice) {
+  choice.params = params_;
+  choice.with_logprobs = with_logprobs;
+  const bool greedy = params_.temperature < SamplingParams::kGreedyTemperature;
+  choice.uniform = greedy ? 0.0 : rng_.uniform01();
+  if (has_penalties_) {
+    penalizer_.list(prompt_tokens, generated_tokens, n_vocab, choice.penalties);
+  } else {
+    choice.penalties.clear();
+  }
+}
+
 int32_t Sampler::pick(std::span<const float> logits, float max_logit, int32_t raw_argmax,
                       std::span<const int32_t> prompt_tokens,
                       std::span<const int32_t> generated_tokens, bool normalize) {

@@ -26,6 +26,7 @@
 
 #include "engine/sampler/logit_penalizer.h"
 #include "engine/sampler/sampling_params.h"
+#include "engine/sampler/token_choice.h"
 #include "engine/sampler/xoshiro256.h"
 
 namespace strata {
@@ -62,6 +63,13 @@ class Sampler {
   // (not for greedy picks).
   SampledToken sample(std::span<const float> logits, std::span<const int32_t> prompt_tokens,
                       std::span<const int32_t> generated_tokens, bool with_logprobs = true);
+
+  // Instead of sample(), for a backend that chooses where the logits are:
+  // fills `choice` (all but batch_index) with what that choice needs. Draws
+  // the uniform from the generator when not greedy, as sample() would.
+  void prepare_choice(std::span<const int32_t> prompt_tokens,
+                      std::span<const int32_t> generated_tokens, bool with_logprobs,
+                      size_t n_vocab, TokenChoice& choice);
 
  private:
   // Steps 1 to 6: the id drawn. Also sets raw_log_normalizer_ when `normalize`.

@@ -56,6 +56,7 @@ EventCallback Collector::callback(int index) {
     Outcome& out = outcomes_[index];
     EXPECT_FALSE(out.finish.has_value()) << "event after the final one";
     out.tokens.insert(out.tokens.end(), event.token_ids.begin(), event.token_ids.end());
+    out.logprobs.insert(out.logprobs.end(), event.logprobs.begin(), event.logprobs.end());
     out.text += event.text;
     ++out.n_events;
     if (event.finish) {

@@ -33,6 +33,7 @@ const LoadedModel& test_model();
 // What one request got back.
 struct Outcome {
   std::vector<TokenId> tokens;
+  std::vector<SampledToken> logprobs;  // when the request asked for them
   std::string text;
   int n_events = 0;
   std::optional<EngineFinish> finish;

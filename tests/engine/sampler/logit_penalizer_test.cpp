@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace strata {
@@ -70,6 +71,51 @@ TEST(LogitPenalizerTest, OffPenaltiesChangeNothing) {
   const std::vector<int32_t> tokens = {0, 1, 1};
   penalizer.apply(logits, tokens, tokens);
   EXPECT_EQ(logits, (std::vector<float>{4.0f, -1.0f}));
+}
+
+// list() describes what apply() does: applying its entries the way a GPU
+// backend does (cuda_token_choice.cu) gives apply()'s logits bit for bit.
+TEST(LogitPenalizerTest, ListedPenaltiesReproduceApply) {
+  const PenaltyParams cases[] = {
+      {.repetition_penalty = 1.3f},
+      {.frequency_penalty = 0.4f, .presence_penalty = -0.2f},
+      {.repetition_penalty = 0.8f, .frequency_penalty = 0.1f, .presence_penalty = 0.3f},
+      {}};
+  const std::vector<int32_t> prompt = {0, 3, 3, 7, 9, 1};
+  const std::vector<int32_t> generated = {3, 5, 5, 5, 8, 1};
+  for (const PenaltyParams& params : cases) {
+    LogitPenalizer penalizer(params);
+    std::vector<float> applied = {0.5f, -1.5f, 2.0f, 0.25f, -0.75f, 3.0f, 1.0f, -2.0f, 0.125f, 0.0f};
+    std::vector<float> listed = applied;
+    penalizer.apply(applied, prompt, generated);
+    std::vector<PenaltyCount> entries;
+    penalizer.list(prompt, generated, listed.size(), entries);
+    std::vector<int32_t> ids;
+    for (const PenaltyCount& entry : entries) {
+      ids.push_back(entry.id);
+      float& logit = listed[static_cast<size_t>(entry.id)];
+      if (entry.repeated) {
+        logit = logit > 0.0f ? logit / params.repetition_penalty
+                             : logit * params.repetition_penalty;
+      }
+      if (entry.n_generated > 0) {
+        logit -= static_cast<float>(entry.n_generated) * params.frequency_penalty +
+                 params.presence_penalty;
+      }
+    }
+    EXPECT_EQ(listed, applied);
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "ids listed twice";
+  }
+  // With the repetition penalty every token of prompt and generated is listed;
+  // with only frequency / presence, only the generated ones.
+  std::vector<PenaltyCount> entries;
+  LogitPenalizer({.repetition_penalty = 1.3f}).list(prompt, generated, 10, entries);
+  EXPECT_EQ(entries.size(), 7u);  // 0 1 3 5 7 8 9
+  LogitPenalizer({.presence_penalty = 0.5f}).list(prompt, generated, 10, entries);
+  EXPECT_EQ(entries.size(), 4u);  // 1 3 5 8
+  LogitPenalizer({}).list(prompt, generated, 10, entries);
+  EXPECT_TRUE(entries.empty());
 }
 
 TEST(LogitPenalizerDeathTest, TokenOutsideVocabularyIsABug) {

@@ -254,6 +254,33 @@ TEST(SamplerTest, MaskedTokensAreNeverDrawn) {
   EXPECT_EQ(seen, (std::set<int32_t>{10, 90}));
 }
 
+// prepare_choice hands a backend the sampler's state: its params, the
+// penalties, and the uniform sample() would draw (so a sequence chosen on a
+// GPU keeps its seed's stream of draws); greedy draws none.
+TEST(SamplerTest, PrepareChoiceDrawsWhatSampleWouldDraw) {
+  const SamplingParams sampled{.temperature = 0.8f, .top_p = 0.9f, .repetition_penalty = 1.2f,
+                               .seed = 42, .n_logprobs = 3};
+  Sampler sampler(sampled);
+  Xoshiro256 same_seed(42);
+  const std::vector<int32_t> prompt = {4, 4, 9};
+  const std::vector<int32_t> generated = {9, 2};
+  TokenChoice choice;
+  for (int i = 0; i < 3; ++i) {
+    sampler.prepare_choice(prompt, generated, /*with_logprobs=*/true, 16, choice);
+    EXPECT_EQ(choice.uniform, same_seed.uniform01()) << "draw " << i;
+  }
+  EXPECT_EQ(choice.params.top_p, 0.9f);
+  EXPECT_EQ(choice.params.n_logprobs, 3);
+  EXPECT_TRUE(choice.with_logprobs);
+  EXPECT_EQ(choice.penalties.size(), 3u);  // 9, 2, 4: prompt and generated, each once
+
+  Sampler greedy({.temperature = 0.0f, .seed = 42});
+  greedy.prepare_choice(prompt, generated, false, 16, choice);
+  EXPECT_EQ(choice.uniform, 0.0);
+  EXPECT_TRUE(choice.penalties.empty());
+  EXPECT_FALSE(choice.with_logprobs);
+}
+
 TEST(SamplerDeathTest, InvalidParamsAndNanLogitsAreBugs) {
   EXPECT_DEATH(Sampler({.temperature = -1.0f}), "invalid SamplingParams");
   Sampler sampler({});
