@@ -1,6 +1,6 @@
 // The Engine on the CUDA backend: batch invariance (alone vs batched greedy
-// outputs, with the divergence reported where f32 reassociation between the
-// matrix-vector and the tensor-core paths shows), and the tiers below VRAM:
+// outputs, with the divergence reported where reassociated sums show), and
+// the tiers below VRAM:
 // prompts evicted from a small VRAM arena come back from pinned host memory
 // over the copy stream, and a restarted engine brings a prompt up from disk
 // through host memory; outputs equal a cold run's. Skips without a GPU.
@@ -26,10 +26,37 @@ class CudaEngineTest : public ::testing::Test {
   }
 };
 
-// Steps of up to CudaMatmul::kMaxVectorTokens rows take the matrix-vector
-// kernel, whose per-token arithmetic does not depend on the batch: decode
-// batches of up to 8 sequences give exactly the outputs each gets alone.
-TEST_F(CudaEngineTest, SmallDecodeBatchesEqualAlone) {
+// How many of `alone`'s greedy outputs `together` reproduces; prints where
+// the others first diverge.
+int count_identical(const std::vector<GenerateRequest>& requests,
+                    const std::vector<Outcome>& alone, std::map<int, Outcome>& together) {
+  int identical = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::vector<TokenId>& a = alone[i].tokens;
+    const std::vector<TokenId>& b = together[static_cast<int>(i)].tokens;
+    EXPECT_EQ(b.size(), a.size());
+    if (a == b) {
+      ++identical;
+      continue;
+    }
+    size_t first = 0;
+    while (first < a.size() && first < b.size() && a[first] == b[first]) ++first;
+    std::cout << "request " << i << " (prompt " << requests[i].prompt.size()
+              << " tokens) first differs at output token " << first << "\n";
+  }
+  std::cout << identical << " of " << requests.size()
+            << " batched greedy outputs identical to alone\n";
+  return identical;
+}
+
+// Steps of up to 8 rows: the matrix products give each token the same bits
+// alone or batched (cuda_matmul_test checks it), but attention splits its keys
+// by the batch (how many items fill the GPU, the longest context), and which
+// sequences share a step depends on when they arrive; so a row's sums can be
+// reassociated in a batch, and a greedy token flips where two logits were
+// within that rounding (seen in one of three runs on the H200: 1 of 8).
+// Most outputs must be identical.
+TEST_F(CudaEngineTest, SmallDecodeBatchesRarelyDivergeFromAlone) {
   std::vector<GenerateRequest> requests;
   for (int i = 0; i < 8; ++i) requests.push_back(request_for(i, 1 + (i * 37) % 100, 24));
   // At most 8 tokens per step, alone and batched, so that no step takes the
@@ -38,36 +65,20 @@ TEST_F(CudaEngineTest, SmallDecodeBatchesEqualAlone) {
   const std::vector<Outcome> alone = run_alone(requests, small_steps, BackendChoice::kCuda);
   EngineUnderTest e(EngineSetup{.scheduler = small_steps, .backend = BackendChoice::kCuda});
   std::map<int, Outcome> together = run_together(e, requests);
-  for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(together[i].tokens, alone[static_cast<size_t>(i)].tokens) << "request " << i;
-  }
+  const int identical = count_identical(requests, alone, together);
+  RecordProperty("identical_of_8", identical);
+  EXPECT_GE(identical, 6);
 }
 
-// Larger batches go through tensor cores with f16-rounded activations, so a
-// token can differ where two logits were within rounding of each other.
-// Reports how many of 32 greedy outputs are identical and where the others
-// first diverge; most must be identical.
+// Larger batches also take cuBLAS for prefill chunks above 64 rows, whose
+// summation order depends on the batch too.
 TEST_F(CudaEngineTest, LargeBatchesDivergeOnlyRarely) {
   std::vector<GenerateRequest> requests;
   for (int i = 0; i < 32; ++i) requests.push_back(request_for(i, 1 + (i * 37) % 300, 16));
   const std::vector<Outcome> alone = run_alone(requests, {}, BackendChoice::kCuda);
   EngineUnderTest e(EngineSetup{.backend = BackendChoice::kCuda});
   std::map<int, Outcome> together = run_together(e, requests);
-  int identical = 0;
-  for (int i = 0; i < 32; ++i) {
-    const std::vector<TokenId>& a = alone[static_cast<size_t>(i)].tokens;
-    const std::vector<TokenId>& b = together[i].tokens;
-    ASSERT_EQ(b.size(), 16u);
-    if (a == b) {
-      ++identical;
-      continue;
-    }
-    size_t first = 0;
-    while (first < a.size() && a[first] == b[first]) ++first;
-    std::cout << "request " << i << " (prompt " << requests[static_cast<size_t>(i)].prompt.size()
-              << " tokens) first differs at output token " << first << "\n";
-  }
-  std::cout << identical << " of 32 batched greedy outputs identical to alone\n";
+  const int identical = count_identical(requests, alone, together);
   RecordProperty("identical_of_32", identical);
   EXPECT_GE(identical, 24);
 }
@@ -90,8 +101,10 @@ TEST_F(CudaEngineTest, EvictedPromptsComeBackFromPinnedHostMemory) {
 }
 
 // Eight sequences of 6 blocks each in a VRAM arena of 14: with steps of at
-// most 8 tokens (the matrix-vector path, batch-invariant) they outgrow it,
-// so some are preempted, copied down, and resume by promotion.
+// most 8 tokens they outgrow it, so some are preempted, copied down, and
+// resume by promotion. Exact equality with alone is a sharp check of the
+// blocks' round trip; it holds for these prompts on the H200, though in
+// general it need not (SmallDecodeBatchesRarelyDivergeFromAlone).
 TEST_F(CudaEngineTest, PreemptedSequencesResumeFromHostMemory) {
   std::vector<GenerateRequest> requests;
   for (int i = 0; i < 8; ++i) requests.push_back(request_for(10 + i, 16, 80));
