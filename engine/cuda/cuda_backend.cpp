@@ -216,9 +216,11 @@ void CudaBackend::forward_and_choose(std::span<const BatchSequence> batch,
     STRATA_CHECK(!seq.all_logits, "token choice with every row's logits");
   }
   chosen.clear();
-  if (enqueue_step(batch) == 0 || choices.empty()) return;
-  enqueue_choices(choices);
+  if (enqueue_step(batch) == 0) return;
+  if (!choices.empty()) enqueue_choices(choices);
+  // Also without choices: the next step's upload reuses the pinned staging.
   STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (choices.empty()) return;
   for (size_t i = 0; i < choices.size(); ++i) {
     const CudaTokenChoice& r = results_pinned_[i];
     STRATA_CHECK(r.status != CudaChoiceStatus::kNanLogit, "NaN logit");

@@ -1,6 +1,7 @@
 // CudaBackend: the batched forward pass of llama / qwen2 / qwen3 on an NVIDIA
-// GPU, computing what CpuBackend computes (same formulas, f32 activations),
-// with the weights and the KV blocks in VRAM. The KV blocks live in the T0
+// GPU, computing what CpuBackend computes (same formulas; f32 activations,
+// rounded to f16 where tensor cores take them), with the weights and the KV
+// blocks in VRAM. The KV blocks live in the T0
 // arena: slot b of the arena is BlockId b of the BlockPool the engine
 // allocates from (which only names the slots). Blocks move between the arena
 // and host memory through a CudaBlockCopier on a stream of its own.
@@ -9,10 +10,11 @@
 // one copy, the logits rows come down in one copy, and forward() returns
 // when they have arrived. forward_and_choose() instead chooses each row's
 // token on the GPU (cuda_token_choice.h): the sampling state goes up, the
-// tokens (and logprobs) come down, and the logits never leave VRAM. Decode steps of up to CudaMatmul::kMaxVectorTokens
-// sequences replay a CUDA graph captured once per batch size and context
-// bucket (a decode step is a few hundred small launches: launched one by one
-// the GPU waits on the CPU between them).
+// tokens (and logprobs) come down, and the logits never leave VRAM. Decode
+// steps of up to CudaMatmul::kMaxVectorTokens sequences replay a CUDA graph
+// captured once per batch size and context bucket (a decode step is a few
+// hundred small launches: launched one by one the GPU waits on the CPU
+// between them).
 //
 // Threads: the engine thread only. The current CUDA device is the one the
 // backend was built on.
