@@ -17,7 +17,7 @@
 // Shared memory: per token, each unit's pairs then kUnitPad halves, and the
 // token's row padded to 8 words mod 32: the 32 lanes' 8-byte B reads (4 units
 // x 8 tokens) then fall in distinct banks for every unit size (checked by
-// enumeration for 8, 16 and 32 elements a unit).
+// enumeration for units of 16 and 32 elements, and 8).
 //
 // A block is 8 warps: kRowGroups groups of 16 rows, each row group's units
 // split among kSplits warps, whose partial sums meet in shared memory at the

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: hardware counters for a few launches of one kernel
+# during batch-1 decode — speed of light (DRAM and SM throughput against
+# their peaks), occupancy, warp stall reasons, memory workload — to tell a
+# latency-bound kernel from a bandwidth- or issue-bound one. Nsight Compute
+# reads the counters (Firecracker machines only: see the device notes).
+# Build and carry as for scripts/gpu-bench.sh; then:
+#   scripts/device-unpack.sh && scripts/gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out_dir=${1:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
+spec=${2:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
+kernel=${3:-mma_matmul_kernel}
+mkdir -p "$out_dir"
+model=$(scripts/make-bench-model.sh "${spec%%:*}" "${spec#*:}")
+# Skip the warm-up and prefill launches; four launches of the kernel in decode.
+ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 300 --launch-count 4 \
+  --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+  --section MemoryWorkloadAnalysis \
+  build-device/bin/strata bench -m "$model" --backend cuda --prompt-tokens 64 --gen-tokens 16 \
+  >"$out_dir/counters-${spec/:/-}.txt" 2>&1 || true
+grep -E "$kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall" \
+  "$out_dir/counters-${spec/:/-}.txt" | head -80
