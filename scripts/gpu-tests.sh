@@ -21,7 +21,8 @@ for test in build-device/bin/*_test; do
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |max \|logit|agreement" "$out_dir/$name.log" | head -60
 done
 if [[ ${MEMCHECK:-1} == 1 ]]; then
-  for test in cuda_ops_test cuda_backend_test cuda_matmul_test cuda_attention_test; do
+  for test in cuda_ops_test cuda_backend_test cuda_matmul_test cuda_attention_test \
+    cuda_token_choice_test; do
     echo "== memcheck $test"
     timeout "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 \
       "build-device/bin/$test" --gtest_brief=1 ${MEMCHECK_FILTER:+--gtest_filter=$MEMCHECK_FILTER} \
