@@ -249,6 +249,8 @@ void Engine::run(std::span<const ScheduledChunk> batch) {
                                  choice);
     }
     backend_.forward_and_choose(batch_, std::span(choices_).first(n_choices), chosen_);
+    STRATA_CHECK(chosen_.size() == n_choices, "the backend chose ", chosen_.size(), " tokens for ",
+                 n_choices, " sequences");
   } else {
     backend_.forward(batch_, logits_);
   }
