@@ -259,6 +259,8 @@ void bench_concurrency(const BenchOptions& o) {
   out["wall_seconds"] = result.wall_seconds;
   out["decode_tok_s"] = decode_tok_s;
   out["total_tok_s"] = total_tok_s;
+  out["decode_steady_tok_s"] = result.steady.tok_s();  // all of the first wave decoding
+  out["steady_window_seconds"] = result.steady.seconds;
   out["ttft_ms"] = percentiles_json(result.ttft_ms);
   out["itl_ms"] = percentiles_json(result.itl_ms);
   out["cached_prompt_tokens"] = result.n_cached_prompt_tokens;

@@ -53,6 +53,23 @@ double ms_between(Clock::time_point from, Clock::time_point to) {
 
 }  // namespace
 
+SteadyDecode steady_decode(std::span<const std::vector<double>> token_times, int64_t concurrency) {
+  const size_t wave =
+      std::min(token_times.size(), static_cast<size_t>(std::max<int64_t>(concurrency, 1)));
+  if (wave == 0) return {};
+  double begin = token_times[0].front(), end = token_times[0].back();
+  for (size_t i = 1; i < wave; ++i) {
+    begin = std::max(begin, token_times[i].front());
+    end = std::min(end, token_times[i].back());
+  }
+  if (end <= begin) return {};
+  SteadyDecode steady{.n_tokens = 0, .seconds = end - begin};
+  for (const std::vector<double>& times : token_times) {
+    for (double t : times) steady.n_tokens += t > begin && t <= end ? 1 : 0;
+  }
+  return steady;
+}
+
 LatencyPercentiles nearest_rank_percentiles(std::vector<double> samples) {
   if (samples.empty()) return {};
   std::sort(samples.begin(), samples.end());
@@ -110,6 +127,7 @@ ConcurrencyBenchResult run_concurrency_bench(Engine& engine, int32_t n_vocab,
 
   ConcurrencyBenchResult result;
   Clock::time_point end = start;
+  std::vector<std::vector<double>> token_seconds;
   for (const RequestTimes& times : state->requests) {
     if (times.finish != EngineFinish::kLength ||
         static_cast<int64_t>(times.tokens.size()) != o.gen_tokens) {
@@ -124,8 +142,11 @@ ConcurrencyBenchResult run_concurrency_bench(Engine& engine, int32_t n_vocab,
     for (size_t i = 1; i < times.tokens.size(); ++i) {
       result.itl_ms.push_back(ms_between(times.tokens[i - 1], times.tokens[i]));
     }
+    std::vector<double>& seconds = token_seconds.emplace_back();
+    for (Clock::time_point t : times.tokens) seconds.push_back(ms_between(start, t) / 1000.0);
   }
   result.wall_seconds = std::chrono::duration<double>(end - start).count();
+  result.steady = steady_decode(token_seconds, o.concurrency);
   return result;
 }
 

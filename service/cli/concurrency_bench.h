@@ -37,8 +37,24 @@ struct LatencyPercentiles {
 // a measured one and p50 <= p90 <= p99 <= max.
 LatencyPercentiles nearest_rank_percentiles(std::vector<double> samples);
 
+// Decode while the first wave runs at full concurrency: from the moment each
+// of its requests (the first `concurrency` submitted) has its first token to
+// the moment the first of them has its last, the tokens delivered in between
+// (any request's) per second. No prefill of the wave falls inside, so at N
+// sequences this is the engine's steady aggregate decode rate. Empty window
+// (e.g. one token each): 0 tokens, 0 seconds.
+struct SteadyDecode {
+  int64_t n_tokens = 0;
+  double seconds = 0;
+  double tok_s() const { return seconds > 0 ? static_cast<double>(n_tokens) / seconds : 0.0; }
+};
+// token_times[i]: request i's token arrival times in seconds, in submission
+// order of the requests; every request has at least one token.
+SteadyDecode steady_decode(std::span<const std::vector<double>> token_times, int64_t concurrency);
+
 struct ConcurrencyBenchResult {
   double wall_seconds = 0;  // first submit to last finish
+  SteadyDecode steady;      // the first wave's steady decode
   int64_t n_prompt_tokens = 0;
   int64_t n_cached_prompt_tokens = 0;  // from each request's final usage
   int64_t n_generated_tokens = 0;      // tokens delivered in events

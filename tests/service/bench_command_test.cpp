@@ -38,6 +38,24 @@ TEST(NearestRankPercentiles, PicksMeasuredSamples) {
   EXPECT_EQ(p.max, 100.0);
 }
 
+// The steady window: from the last first token of the first wave to its
+// first last token; tokens strictly after the start, up to the end, count.
+TEST(SteadyDecode, CountsTheWindowWhereTheWholeFirstWaveDecodes) {
+  const std::vector<std::vector<double>> times = {
+      {1.0, 2.0, 3.0, 4.0, 5.0},  // first token at 1, last at 5
+      {2.0, 2.5, 3.0, 3.5, 4.0},  // first at 2 (the window's start), last at 4 (its end)
+      {6.0, 7.0},                 // a second wave's request: only its tokens <= 4 would count
+  };
+  const strata::SteadyDecode steady = strata::steady_decode(times, 2);
+  EXPECT_DOUBLE_EQ(steady.seconds, 2.0);
+  EXPECT_EQ(steady.n_tokens, 2 + 4);  // 3, 4 of the first; 2.5, 3, 3.5, 4 of the second
+  EXPECT_DOUBLE_EQ(steady.tok_s(), 3.0);
+  // One token each: no window.
+  const std::vector<std::vector<double>> single = {{1.0}, {1.5}};
+  EXPECT_EQ(strata::steady_decode(single, 2).seconds, 0.0);
+  EXPECT_EQ(strata::steady_decode(single, 2).tok_s(), 0.0);
+}
+
 class BenchCommandTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -80,6 +98,8 @@ TEST_F(BenchCommandTest, ConcurrencyModeReportsLatenciesAndPrefixHits) {
   EXPECT_GT(out["wall_seconds"].get<double>(), 0.0);
   EXPECT_GT(out["decode_tok_s"].get<double>(), 0.0);
   EXPECT_GT(out["total_tok_s"].get<double>(), out["decode_tok_s"].get<double>());
+  EXPECT_GT(out["steady_window_seconds"].get<double>(), 0.0);
+  EXPECT_GT(out["decode_steady_tok_s"].get<double>(), 0.0);
   expect_ordered_percentiles(out["ttft_ms"]);
   expect_ordered_percentiles(out["itl_ms"]);
   // Requests 5-8 are submitted only after one of the first four finished and
