@@ -36,10 +36,12 @@ done
 
 python3 - "$results" <<'PY'
 import json, sys
-print(f"{'run':24} {'prefill tok/s':>14} {'of GEMM':>8} {'decode tok/s':>13} {'of roofline':>12}")
+print(f"{'run':24} {'prefill tok/s':>14} {'of GEMM':>8} {'decode tok/s':>13} {'of roofline':>12} "
+      f"{'steady tok/s':>13}")
 for line in open(sys.argv[1]):
     d = json.loads(line)
     print(f"{d['label']:24} {d.get('prefill_tok_s', 0):14.0f} {d.get('prefill_ratio_to_gemm', 0):8.2f} "
-          f"{d['decode_tok_s']:13.1f} {d.get('decode_ratio_to_ceiling', 0):12.2f}")
+          f"{d['decode_tok_s']:13.1f} {d.get('decode_ratio_to_ceiling', 0):12.2f} "
+          f"{d.get('decode_steady_tok_s', 0):13.1f}")
 print("copy GB/s", d.get("copy_gb_per_s"), "gemm TFLOP/s", d.get("gemm_tflops"))
 PY
