@@ -36,6 +36,7 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device.h"
 
 namespace strata {
 namespace {
@@ -855,14 +856,6 @@ void check_batch(const CudaAttentionBatch& batch) {
                "max_seq_rows ", batch.max_seq_rows, ", max_seq_keys ", batch.max_seq_keys);
 }
 
-int device_sm_count() {
-  int device = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  int n_sms = 0;
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, device));
-  return n_sms;
-}
-
 struct SplitPlan {
   int part_keys = 0;
   int n_parts = 1;
@@ -872,7 +865,7 @@ struct SplitPlan {
 // SM; each part keeps at least kMinPartKeys keys, and the partial results
 // (bytes_per_part each) stay within kMaxWorkspaceBytes.
 SplitPlan plan_split(int64_t n_items, int64_t max_seq_keys, int64_t bytes_per_part) {
-  const int64_t wanted = 2 * int64_t{device_sm_count()};
+  const int64_t wanted = 2 * int64_t{cuda_multiprocessor_count()};
   int64_t n_parts = 1;
   if (n_items < wanted) {
     n_parts = std::min({ceil_div64(wanted, n_items), max_seq_keys / kMinPartKeys,

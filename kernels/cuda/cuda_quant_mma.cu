@@ -37,6 +37,7 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 
 namespace strata {
@@ -369,13 +370,6 @@ int token_words(int tile_units, int unit_words) {
   return words + ((8 - words % 32) + 32) % 32;
 }
 
-int multiprocessor_count() {
-  int device = 0, count = 0;
-  STRATA_CUDA_CHECK(cudaGetDevice(&device));
-  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 // How a product is cut up: blocks of rows (x) and of the row's units (y),
 // each block's units staged tile by tile.
 struct MmaPlan {
@@ -402,7 +396,7 @@ MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens) {
   // rows among blocks too, to about two blocks per multiprocessor, each
   // split at least four slabs long.
   if (C::kRowGroups > 1) {
-    const int64_t wanted = ceil_div(2 * multiprocessor_count(), plan.row_blocks);
+    const int64_t wanted = ceil_div(2 * cuda_multiprocessor_count(), plan.row_blocks);
     const int64_t most = std::max<int64_t>(1, units_per_row / (4 * kSlabUnits));
     plan.k_splits = static_cast<int>(std::clamp<int64_t>(wanted, 1, most));
   }

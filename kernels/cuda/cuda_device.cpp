@@ -1,0 +1,16 @@
+#include "kernels/cuda/cuda_device.h"
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/cuda_check.h"
+
+namespace strata {
+
+int cuda_multiprocessor_count() {
+  int device = 0, count = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+}  // namespace strata
