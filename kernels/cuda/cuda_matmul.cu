@@ -573,7 +573,11 @@ void CudaMatmul::run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens
   const int64_t n_rows = w.n_rows(), row_length = w.row_length();
   STRATA_CHECK(!overlaps(x, n_tokens * row_length * 4, y, n_tokens * n_rows * 4),
                "x and y overlap");
-  if (cuda_mma_supports(w, n_tokens)) {  // block types, decode batches
+  // Tensor cores for every decode batch of block types (and F16 up to the
+  // matrix-vector size: above it cuBLAS reads F16 weights as they are).
+  const bool tensor_cores = w.type() == WeightType::kF16 ? n_tokens <= kMaxVectorTokens
+                                                          : n_tokens <= kMaxMmaTokens;
+  if (tensor_cores && cuda_mma_supports(w, n_tokens)) {
     const int64_t scratch = cuda_mma_scratch_floats(w, n_tokens);
     reserve_scratch(mma_scratch_, scratch * 4, stream_);
     return cuda_mma_matmul(w, x, n_tokens, y, mma_scratch_.as<float>(), stream_);

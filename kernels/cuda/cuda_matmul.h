@@ -3,14 +3,11 @@
 //   y[t * n_rows + r] = dot(row r of w, x[t * row_length, + row_length))
 //
 // for every token t < n_tokens; x and y are device f32 arrays. Three paths:
-// - decode batches of block types (up to kMaxMmaTokens): cuda_quant_mma.h,
-//   weights read once for all the tokens, dequantized in registers,
-//   multiplied on tensor cores with x rounded to f16;
-// - few tokens of F32, F16 and BF16: a matrix-vector kernel in f32, the same
-//   way. (F16 on the tensor cores, measured once with GPU token choice, took
-//   1B decode from 639 to 813 tok/s on the H200, but its f16 activations put
-//   logits ~1e-3 off, against the HF goldens' 2e-3 greedy margins: it waits
-//   until the goldens have run on it.)
+// - decode batches of F16 (up to kMaxVectorTokens) and block types (up to
+//   kMaxMmaTokens): cuda_quant_mma.h, weights read once for all the tokens,
+//   dequantized in registers, multiplied on tensor cores;
+// - few tokens of F32 and BF16 (and F16 rows that are not whole 16-byte
+//   units): a matrix-vector kernel in f32, the same way;
 // - many tokens (prefill): tensor cores through cuBLAS (F16 / BF16 weights
 //   directly; quantized weights dequantized to f16 tiles first).
 //

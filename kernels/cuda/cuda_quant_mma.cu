@@ -130,7 +130,12 @@ struct PairUnit {
   // which scales in f16 (below).
   static __device__ void decode_run(const typename U::Raw& raw, int u, int run,
                                     uint32_t (&pairs)[kPairsPerRun]) {
-    if constexpr (kType == WeightType::kQ8_0) {
+    if constexpr (kType == WeightType::kF16) {
+      pairs[0] = raw.words[0];  // f16 pairs already
+      pairs[1] = raw.words[1];
+      pairs[2] = raw.words[2];
+      pairs[3] = raw.words[3];
+    } else if constexpr (kType == WeightType::kQ8_0) {
       // Exact integers in f16, then one rounding of d * q: what the generic
       // path gives, in a third of the instructions.
       const __half2 d = __half2half2(__ushort_as_half(static_cast<unsigned short>(raw.d)));
@@ -349,6 +354,8 @@ using TypeTag = std::integral_constant<WeightType, kType>;
 template <typename Fn>
 bool with_mma_type(WeightType type, Fn&& fn) {
   switch (type) {
+    case WeightType::kF16:
+      return fn(TypeTag<WeightType::kF16>{}), true;
     case WeightType::kQ8_0:
       return fn(TypeTag<WeightType::kQ8_0>{}), true;
     case WeightType::kQ4_0:
@@ -451,6 +458,8 @@ void launch(MmaParams p, const MmaPlan& plan, cudaStream_t stream) {
 
 bool cuda_mma_supports(const CudaWeightMatrix& w, int64_t n_tokens) {
   if (n_tokens < 1 || n_tokens > kMaxMmaTokens || w.row_length() > INT_MAX) return false;
+  // F16 units are 16 bytes of the row: rows must be whole units.
+  if (w.type() == WeightType::kF16 && w.quant_row_bytes() % 16 != 0) return false;
   return with_mma_type(w.type(), [](auto) {});
 }
 

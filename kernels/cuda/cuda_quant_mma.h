@@ -20,10 +20,8 @@ namespace strata {
 
 inline constexpr int64_t kMaxMmaTokens = 64;
 
-// Whether cuda_mma_matmul takes this matrix and token count: the block types
-// (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), 1 .. kMaxMmaTokens tokens. (F16 weights
-// would fit the same kernel, their units already f16 pairs, but their
-// decode steps stay in f32 on the matrix-vector kernel: see cuda_matmul.h.)
+// Whether cuda_mma_matmul takes this matrix and token count: F16 and the
+// block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), 1 .. kMaxMmaTokens tokens.
 bool cuda_mma_supports(const CudaWeightMatrix& w, int64_t n_tokens);
 
 // Device floats of scratch cuda_mma_matmul needs for this product (partial

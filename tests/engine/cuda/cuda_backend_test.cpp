@@ -173,7 +173,7 @@ TEST(CudaBackendTest, LongChunkedPrefillMatchesReference) {
 // reference's dequantized float64 weights: a prefill through cuBLAS, and the
 // same tokens one step at a time through the decode kernels — tensor cores
 // from the blocks (activations rounded to f16, Q4_K's scales too), or for
-// F16 and BF16 the f32 matrix-vector kernel, as close as F32 weights.
+// BF16 the f32 matrix-vector kernel, as close as F32 weights.
 TEST(CudaBackendTest, EveryWeightTypeMatchesReference) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   for (WeightType type : {WeightType::kF16, WeightType::kBF16, WeightType::kQ8_0,
@@ -192,10 +192,9 @@ TEST(CudaBackendTest, EveryWeightTypeMatchesReference) {
         << weight_type_name(type);
     TestSequence decode{.tokens = tokens, .block_table = allocate_blocks(h.blocks, 3)};
     // Q4_K's scales and mins are rounded to f16 too (cuda_quant_mma.cu).
-    const double decode_tolerance =
-        type == WeightType::kF16 || type == WeightType::kBF16 ? 1e-4
-        : type == WeightType::kQ4_K                           ? 1e-2
-                                                              : 5e-3;
+    const double decode_tolerance = type == WeightType::kBF16   ? 1e-4
+                                    : type == WeightType::kQ4_K ? 1e-2
+                                                                : 5e-3;
     for (size_t i = 0; i < tokens.size(); ++i) {
       EXPECT_LE(relative_diff(h.run({decode.next(1, false)}), want, i, n_vocab), decode_tolerance)
           << weight_type_name(type) << " token " << i;
@@ -204,7 +203,8 @@ TEST(CudaBackendTest, EveryWeightTypeMatchesReference) {
 }
 
 // Decode on CUDA and on the CPU from the same prompt: the CPU quantizes
-// activations for integer dots, so compare on F16 weights.
+// activations for integer dots, so compare on F16 weights (the GPU rounds
+// them to f16 for its tensor cores: ~1e-3).
 TEST(CudaBackendTest, DecodeAgreesWithCpuBackend) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   TinyModel model({.arch = Architecture::kQwen3, .type = WeightType::kF16, .seed = 7,
@@ -218,7 +218,7 @@ TEST(CudaBackendTest, DecodeAgreesWithCpuBackend) {
     std::vector<float> want;
     const std::vector<BatchSequence> batch = {a.next(n, false)};
     cpu.backend.forward(batch, want);
-    EXPECT_LE(relative_diff(gpu.run({b.next(n, false)}), want), 1e-4);
+    EXPECT_LE(relative_diff(gpu.run({b.next(n, false)}), want), 3e-3);
   }
 }
 
