@@ -47,17 +47,47 @@ __global__ void rms_norm_kernel(const float* x, const float* weight, float eps, 
   for (int64_t i = threadIdx.x; i < n; i += kNormThreads) dst[i] = in[i] * inv_rms * weight[i];
 }
 
+// Rows up to kCachedPerThread * kNormThreads elements are read once, with
+// their weights, into registers: the add, the sum of squares and the scaled
+// output then wait on one round trip to memory rather than three (the
+// weights' loads go out with the row's). Longer rows' tails are read again.
+constexpr int kCachedPerThread = 8;
+
 __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* weight, float eps,
                                     int64_t n, float* out) {
   float* row = x + static_cast<int64_t>(blockIdx.x) * n;
   const float* d = delta + static_cast<int64_t>(blockIdx.x) * n;
-  // Each thread adds the elements it will read back below: no barrier needed
-  // between the add and the norm's own reads.
-  for (int64_t i = threadIdx.x; i < n; i += kNormThreads) row[i] += d[i];
+  float sums[kCachedPerThread];
+  float weights[kCachedPerThread];
+#pragma unroll
+  for (int j = 0; j < kCachedPerThread; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * kNormThreads;
+    sums[j] = i < n ? row[i] + d[i] : 0.0f;
+    weights[j] = i < n && weight != nullptr ? weight[i] : 0.0f;
+  }
+  float sum_squares = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kCachedPerThread; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * kNormThreads;
+    if (i < n) row[i] = sums[j];
+    sum_squares += sums[j] * sums[j];
+  }
+  // Each thread adds the tail elements it will read back below: no barrier
+  // needed between the add and the norm's own reads.
+  const int64_t tail = int64_t{kCachedPerThread} * kNormThreads;
+  for (int64_t i = tail + threadIdx.x; i < n; i += kNormThreads) {
+    row[i] += d[i];
+    sum_squares += row[i] * row[i];
+  }
   if (weight == nullptr) return;
-  const float inv_rms = inverse_rms(row, n, eps);
+  const float inv_rms = 1.0f / sqrtf(block_sum(sum_squares) / static_cast<float>(n) + eps);
   float* dst = out + static_cast<int64_t>(blockIdx.x) * n;
-  for (int64_t i = threadIdx.x; i < n; i += kNormThreads) dst[i] = row[i] * inv_rms * weight[i];
+#pragma unroll
+  for (int j = 0; j < kCachedPerThread; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * kNormThreads;
+    if (i < n) dst[i] = sums[j] * inv_rms * weights[j];
+  }
+  for (int64_t i = tail + threadIdx.x; i < n; i += kNormThreads) dst[i] = row[i] * inv_rms * weight[i];
 }
 
 // One warp per (row, head) over the Q, K and V heads of every row: the head

@@ -63,24 +63,29 @@ TEST(CudaOpsTest, RmsNormOfChosenRowsGathersThem) {
 TEST(CudaOpsTest, AddRmsNormAddsTheResidualThenNorms) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(3);
-  const int64_t n = 1000, n_rows = 5;
-  auto x = random_floats(n_rows * n, rng);
-  const auto delta = random_floats(n_rows * n, rng);
-  const auto weight = random_floats(n, rng);
-  DeviceBuffer dx = to_device(x), dd = to_device(delta), dw = to_device(weight);
-  DeviceBuffer out = poisoned_floats(x.size());
-  cuda_add_rms_norm(dx.as<float>(), dd.as<float>(), dw.as<float>(), 1e-5f, n_rows, n,
-                    out.as<float>(), nullptr);
-  add_in_place(x, delta);
-  std::vector<float> expected(x.size());
-  rms_norm(x, weight, 1e-5f, expected);
-  EXPECT_LT(relative_error(to_host<float>(dx, x.size()), x), 1e-7);
-  EXPECT_LT(relative_error(to_host<float>(out, x.size()), expected), kTolerance);
+  // Rows held in registers (short, exactly full) and longer ones whose tail is read again.
+  for (const int64_t n : {1000, 8192, 10000}) {
+    SCOPED_TRACE(n);
+    const int64_t n_rows = 5;
+    auto x = random_floats(n_rows * n, rng);
+    const auto delta = random_floats(n_rows * n, rng);
+    const auto weight = random_floats(n, rng);
+    DeviceBuffer dx = to_device(x), dd = to_device(delta), dw = to_device(weight);
+    DeviceBuffer out = poisoned_floats(x.size());
+    cuda_add_rms_norm(dx.as<float>(), dd.as<float>(), dw.as<float>(), 1e-5f, n_rows, n,
+                      out.as<float>(), nullptr);
+    add_in_place(x, delta);
+    std::vector<float> expected(x.size());
+    rms_norm(x, weight, 1e-5f, expected);
+    EXPECT_LT(relative_error(to_host<float>(dx, x.size()), x), 1e-7);
+    EXPECT_LT(relative_error(to_host<float>(out, x.size()), expected), kTolerance);
 
-  // Without a weight: only the add.
-  cuda_add_rms_norm(dx.as<float>(), dd.as<float>(), nullptr, 1e-5f, n_rows, n, nullptr, nullptr);
-  add_in_place(x, delta);
-  EXPECT_LT(relative_error(to_host<float>(dx, x.size()), x), 1e-7);
+    // Without a weight: only the add.
+    cuda_add_rms_norm(dx.as<float>(), dd.as<float>(), nullptr, 1e-5f, n_rows, n, nullptr,
+                      nullptr);
+    add_in_place(x, delta);
+    EXPECT_LT(relative_error(to_host<float>(dx, x.size()), x), 1e-7);
+  }
 }
 
 // Bias, per-head norm and RoPE as the CPU backend applies them to one row's
