@@ -69,7 +69,12 @@ struct MmaConfig {
   // measured on the H200, and 1 was not.)
   static constexpr int kUnroll =
       kTokenTiles == 1 && sizeof(typename Unit<kType>::Raw) <= 32 ? 4 : 2;
-  static constexpr int kSmemBytes = (kTokenTiles == 1 ? 64 : 96) << 10;
+  // The staged x tile's budget, sized for 8 padded tokens (fewer real tokens
+  // use less), and at most what sm_86/89/120 give a block (99 KB). A tile
+  // then holds 4,000-5,400 elements of a row (by unit size): a row of 4,096
+  // block-quantized weights is staged once, every warp's slabs of it loaded
+  // in one go (64 KB cut it in two: two rounds, half the loads in flight).
+  static constexpr int kSmemBytes = 96 << 10;
   static_assert(kWarps % kRowGroups == 0);
 };
 
