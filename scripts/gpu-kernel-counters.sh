@@ -10,14 +10,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
 spec=${2:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
-kernel=${3:-mma_matmul_kernel}
+# Matched on the demangled name: the default is the tensor-core matmul's
+# decode configuration (up to 8 tokens), not its prefill-sized ones.
+kernel=${3:-'mma_matmul_kernel<[^,]*, \(int\)1>'}
 mkdir -p "$out_dir"
 model=$(scripts/make-bench-model.sh "${spec%%:*}" "${spec#*:}")
 # Skip the warm-up and prefill launches; four launches of the kernel in decode.
-ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 300 --launch-count 4 \
+ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip 300 --launch-count 4 \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section MemoryWorkloadAnalysis \
   build-device/bin/strata bench -m "$model" --backend cuda --prompt-tokens 64 --gen-tokens 16 \
   >"$out_dir/counters-${spec/:/-}.txt" 2>&1 || true
-grep -E "$kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall" \
+grep -E "_kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall" \
   "$out_dir/counters-${spec/:/-}.txt" | head -80
