@@ -3,8 +3,9 @@
 # Llama-3.2-1B- and Llama-3.1-8B-shaped models (random weights, the Llama 3
 # tokenizer), the SHAPE:TYPE list in $SPECS: batch-1 decode against the
 # copy-bandwidth roofline, prefill of 512 and 4,096 tokens against the bf16
-# GEMM rate, and aggregate decode at 8, 32 and 64 concurrent sequences. Every
-# `strata bench` prints its ceilings measured in the same run.
+# GEMM rate (in 512-token passes; 4,096 also in one pass), and aggregate
+# decode at 8, 32 and 64 concurrent sequences. Every `strata bench` prints
+# its ceilings measured in the same run.
 # Build here first (scripts/build-device.sh), carry build-device/carry, then:
 #   scripts/device-unpack.sh && scripts/gpu-bench.sh OUT_DIR
 set -euo pipefail
@@ -28,6 +29,10 @@ for spec in ${SPECS:-1b:f16 1b:q8_0 1b:q4_k 8b:q4_k 8b:q8_0 8b:f16}; do
   model=$(scripts/make-bench-model.sh "$shape" "$type")
   bench "$shape-$type-p512" "$model" --prompt-tokens 512 --gen-tokens 128
   bench "$shape-$type-p4096" "$model" --prompt-tokens 4096 --gen-tokens 8
+  # The same prompt in one forward pass: block types dequantize each weight
+  # once instead of once per 512-token chunk, and the GEMMs are 8x larger.
+  bench "$shape-$type-p4096-1pass" "$model" --prompt-tokens 4096 --gen-tokens 8 \
+    --max-batch-tokens 4096
   for n in ${CONCURRENCY:-8 32 64}; do
     bench "$shape-$type-c$n" "$model" --concurrency "$n" --prompt-tokens 128 --gen-tokens 128
   done

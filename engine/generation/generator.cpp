@@ -41,6 +41,10 @@ void Generator::check_fits(const GenerationRequest& r) const {
     }
   }
   if (r.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
+  if (r.prefill_chunk_tokens < 1) {
+    throw std::invalid_argument(
+        str_cat("a prefill chunk of ", r.prefill_chunk_tokens, " tokens: it must be at least 1"));
+  }
   if (n_prompt + r.max_tokens > context) {
     throw std::invalid_argument(str_cat("the prompt (", n_prompt, " tokens) plus max_tokens (",
                                         r.max_tokens, ") exceeds the context length (", context,
@@ -113,7 +117,7 @@ GenerationResult Generator::generate(const GenerationRequest& request,
   std::span<const TokenId> prompt(request.prompt);
   SampledToken next;  // the token the last forward pass picked
   while (n_past < n_prompt && !cancel.load(std::memory_order_relaxed)) {
-    const int64_t n = std::min(kPrefillChunkTokens, n_prompt - n_past);
+    const int64_t n = std::min(request.prefill_chunk_tokens, n_prompt - n_past);
     reserve_blocks(n_past + n);
     const BatchSequence seq{.tokens = prompt.subspan(n_past, n), .n_past = n_past,
                             .block_table = block_table_, .all_logits = false};

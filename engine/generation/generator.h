@@ -31,6 +31,10 @@ struct GenerationRequest {
   std::vector<std::string> stop;  // stop strings; the text before the first match is kept
   bool ignore_eos = false;        // benchmarks: always run max_tokens
   bool logprobs = true;           // fill GenerationResult::samples' logprob and top
+  // Prompt tokens per forward pass while prefilling, >= 1. Larger chunks
+  // read the weights fewer times (on a GPU, a long prompt's matmuls become
+  // fewer, larger GEMMs) for more activation memory.
+  int64_t prefill_chunk_tokens = 512;
 };
 
 struct GenerationResult {
@@ -45,9 +49,6 @@ struct GenerationResult {
 
 class Generator {
  public:
-  // Prompt tokens per forward pass while prefilling.
-  static constexpr int64_t kPrefillChunkTokens = 512;
-
   // kv_blocks must be the pool the backend writes into. All three must
   // outlive the Generator.
   Generator(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenizer);

@@ -42,6 +42,7 @@ struct BenchOptions {
   int threads = 0;
   std::string kv_type = "f16";
   std::string backend = "auto";
+  int64_t max_batch_tokens = 512;  // a forward pass's tokens: the prompt's chunks, an engine step
   // Concurrency mode, when concurrency > 0.
   int64_t concurrency = 0;
   int64_t n_requests = 0;  // 0: concurrency
@@ -164,12 +165,14 @@ void bench(const BenchOptions& o) {
   Generator generator(runtime->backend(), runtime->kv_blocks(), model->tokenizer());
   GenerationRequest request{.prompt = random_prompt(o.prompt_tokens, static_cast<int32_t>(config.n_vocab)),
                             .sampling = {.temperature = 0.0f}, .max_tokens = o.gen_tokens,
-                            .stop = {}, .ignore_eos = true, .logprobs = false};
+                            .stop = {}, .ignore_eos = true, .logprobs = false,
+                            .prefill_chunk_tokens = o.max_batch_tokens};
   std::atomic<bool> cancel{false};
   auto discard = [](std::string_view) {};
-  // A short warm-up faults the mapped weights in and sizes every buffer.
+  // A warm-up faults the mapped weights in and sizes every buffer: one chunk
+  // of the prompt, so that the timed prefill allocates nothing.
   GenerationRequest warm_up = request;
-  warm_up.prompt.resize(std::min<size_t>(warm_up.prompt.size(), 32));
+  warm_up.prompt.resize(static_cast<size_t>(std::min(o.prompt_tokens, o.max_batch_tokens)));
   warm_up.max_tokens = 2;
   generator.generate(warm_up, discard, cancel);
   GenerationResult result = generator.generate(request, discard, cancel);
@@ -184,6 +187,7 @@ void bench(const BenchOptions& o) {
   out["backend"] = runtime->description();
   out["kv_type"] = o.kv_type;
   out["prompt_tokens"] = o.prompt_tokens;
+  out["max_batch_tokens"] = o.max_batch_tokens;
   out["prefill_tok_s"] = prefill_tok_s;
   out["gen_tokens"] = result.tokens.size();
   out["decode_tok_s"] = decode_tok_s;
@@ -225,7 +229,8 @@ void bench_concurrency(const BenchOptions& o) {
   EngineStats after;
   {
     Engine engine(runtime->backend(), runtime->kv_blocks(), model->tokenizer(),
-                  {.scheduler = {.max_running = o.concurrency,
+                  {.scheduler = {.max_batch_tokens = o.max_batch_tokens,
+                                 .max_running = o.concurrency,
                                  .model_fingerprint = model_fingerprint(model->file(), runtime->kv_layout())}});
     // A short warm-up faults the mapped weights in and sizes every buffer; its
     // random prompt (another seed) shares no block with the measured ones.
@@ -254,6 +259,7 @@ void bench_concurrency(const BenchOptions& o) {
   out["prompt_tokens"] = load.prompt_tokens;
   out["gen_tokens"] = load.gen_tokens;
   out["shared_prefix"] = load.shared_prefix;
+  out["max_batch_tokens"] = o.max_batch_tokens;
   out["kv_blocks"] = n_blocks;
   out["generated_tokens"] = result.n_generated_tokens;
   out["wall_seconds"] = result.wall_seconds;
@@ -311,6 +317,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--gen-tokens", o->gen_tokens, "Tokens to decode")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("-t,--threads", o->threads, "Compute threads (default: all cores)");
+  cmd->add_option("--max-batch-tokens", o->max_batch_tokens,
+                  "Tokens in one forward pass: the prompt's prefill chunks (with --concurrency, "
+                  "the engine step's budget, as serve's --max-batch-tokens)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")
       ->capture_default_str()->check(CLI::IsMember({"f16", "f32"}));
   cmd->add_option("--backend", o->backend,

@@ -125,6 +125,7 @@ TEST_F(BenchCommandTest, ConcurrencyDefaultsRequestsToConcurrency) {
   EXPECT_EQ(out["requests"], 2);
   EXPECT_EQ(out["generated_tokens"], 2);
   EXPECT_EQ(out["shared_prefix"], 0);
+  EXPECT_EQ(out["max_batch_tokens"], 512);  // the engine step's budget, as serve's default
   EXPECT_EQ(out["itl_ms"]["max"], 0.0);  // one token each: no inter-token gaps
   expect_ordered_percentiles(out["ttft_ms"]);
 }
@@ -139,6 +140,18 @@ TEST_F(BenchCommandTest, SingleSequenceModeKeepsItsKeys) {
   }
   EXPECT_FALSE(out.contains("ttft_ms"));
   EXPECT_EQ(out["gen_tokens"], 4);
+}
+
+TEST_F(BenchCommandTest, PrefillsInPassesOfMaxBatchTokens) {
+  nlohmann::json out = bench_json("--prompt-tokens 40 --gen-tokens 2 --max-batch-tokens 16");
+  EXPECT_EQ(out["max_batch_tokens"], 16);
+  EXPECT_EQ(out["gen_tokens"], 2);
+  EXPECT_GT(out["prefill_tok_s"].get<double>(), 0.0);
+  EXPECT_EQ(bench_json("--prompt-tokens 8 --gen-tokens 1")["max_batch_tokens"], 512);
+
+  CommandResult r = run_shell(kStrata + " bench -m " + model_ + " --max-batch-tokens 0");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.errors.find("--max-batch-tokens"), std::string::npos) << r.errors;
 }
 
 TEST_F(BenchCommandTest, RejectsAPrefixLongerThanThePrompt) {
