@@ -87,7 +87,9 @@ __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* w
     const int64_t i = threadIdx.x + int64_t{j} * kNormThreads;
     if (i < n) dst[i] = sums[j] * inv_rms * weights[j];
   }
-  for (int64_t i = tail + threadIdx.x; i < n; i += kNormThreads) dst[i] = row[i] * inv_rms * weight[i];
+  for (int64_t i = tail + threadIdx.x; i < n; i += kNormThreads) {
+    dst[i] = row[i] * inv_rms * weight[i];
+  }
 }
 
 // One warp per (row, head) over the Q, K and V heads of every row: the head
