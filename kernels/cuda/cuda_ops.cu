@@ -30,11 +30,15 @@ __device__ float block_sum(float v) {
   return total;
 }
 
+// 1 / rms of a row of n from each thread's share of its sum of squares.
+__device__ float inverse_rms_of(float sum_squares, int64_t n, float eps) {
+  return 1.0f / sqrtf(block_sum(sum_squares) / static_cast<float>(n) + eps);
+}
+
 __device__ float inverse_rms(const float* row, int64_t n, float eps) {
   float sum_squares = 0.0f;
   for (int64_t i = threadIdx.x; i < n; i += kNormThreads) sum_squares += row[i] * row[i];
-  sum_squares = block_sum(sum_squares);
-  return 1.0f / sqrtf(sum_squares / static_cast<float>(n) + eps);
+  return inverse_rms_of(sum_squares, n, eps);
 }
 
 // One block per row.
@@ -80,7 +84,7 @@ __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* w
     sum_squares += row[i] * row[i];
   }
   if (weight == nullptr) return;
-  const float inv_rms = 1.0f / sqrtf(block_sum(sum_squares) / static_cast<float>(n) + eps);
+  const float inv_rms = inverse_rms_of(sum_squares, n, eps);
   float* dst = out + static_cast<int64_t>(blockIdx.x) * n;
 #pragma unroll
   for (int j = 0; j < kCachedPerThread; ++j) {
