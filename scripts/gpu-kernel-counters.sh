@@ -6,6 +6,7 @@
 # reads the counters (Firecracker machines only: see the device notes).
 # Build and carry as for scripts/gpu-bench.sh; then:
 #   scripts/device-unpack.sh && scripts/gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]
+# STRATA names another build of strata (default build-device/bin/strata).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
@@ -19,7 +20,7 @@ model=$(scripts/make-bench-model.sh "${spec%%:*}" "${spec#*:}")
 ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip 300 --launch-count 4 \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section MemoryWorkloadAnalysis \
-  build-device/bin/strata bench -m "$model" --backend cuda --prompt-tokens 64 --gen-tokens 16 \
+  "${STRATA:-build-device/bin/strata}" bench -m "$model" --backend cuda --prompt-tokens 64 --gen-tokens 16 \
   >"$out_dir/counters-${spec/:/-}.txt" 2>&1 || true
 grep -E "_kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall" \
   "$out_dir/counters-${spec/:/-}.txt" | head -80
