@@ -36,6 +36,7 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
 
 namespace strata {
@@ -618,6 +619,7 @@ __device__ __forceinline__ void mma_store(const AttentionParams& p, const WorkIt
 
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_mma_kernel(const AttentionParams p) {
+  let_next_kernel_start();  // the matmul after this waits for its writes
   using S = MmaShape<D>;
   extern __shared__ __align__(16) unsigned char mma_smem[];  // 2 stages of [K|V][64][kStride]
   __half* stages = reinterpret_cast<__half*>(mma_smem);
@@ -702,6 +704,7 @@ __device__ float fma_dot(const float* q, const float* k, int d) {
 
 template <typename Elem>
 __global__ void __launch_bounds__(kThreads) attention_fma_kernel(const AttentionParams p) {
+  let_next_kernel_start();  // the matmul after this waits for its writes
   extern __shared__ float fma_smem[];
   __shared__ int64_t key_offsets[kFmaKeys];  // K of each stage key from p.kv; -1 past key_end
   WorkItem w;
@@ -799,6 +802,7 @@ __global__ void __launch_bounds__(kThreads) attention_fma_kernel(const Attention
 
 __global__ void __launch_bounds__(kThreads)
     combine_parts_kernel(const AttentionParams p, const int32_t* row_seq, int64_t n_units) {
+  let_next_kernel_start();  // the matmul after this waits for its writes
   const int64_t unit = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
   if (unit >= n_units) return;  // whole warps leave together
   const int lane = threadIdx.x % 32;

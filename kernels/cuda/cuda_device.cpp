@@ -13,4 +13,11 @@ int cuda_multiprocessor_count() {
   return count;
 }
 
+bool cuda_dependent_launch_supported() {
+  int device = 0, major = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
+}
+
 }  // namespace strata

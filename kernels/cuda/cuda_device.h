@@ -9,4 +9,8 @@ namespace strata {
 // Streaming multiprocessors of the current device.
 int cuda_multiprocessor_count();
 
+// Whether the current device runs programmatic dependent launches (sm_90+:
+// kernels/cuda/cuda_dependent_launch.cuh).
+bool cuda_dependent_launch_supported();
+
 }  // namespace strata

@@ -2,6 +2,7 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_dependent_launch.cuh"
 
 namespace strata {
 namespace {
@@ -44,6 +45,7 @@ __device__ float inverse_rms(const float* row, int64_t n, float eps) {
 // One block per row.
 __global__ void rms_norm_kernel(const float* x, const float* weight, float eps, int64_t n,
                                 float* out, const int32_t* row_ids) {
+  let_next_kernel_start();  // the matmul after this waits for its writes
   const int64_t row = row_ids != nullptr ? row_ids[blockIdx.x] : blockIdx.x;
   const float* in = x + row * n;
   const float inv_rms = inverse_rms(in, n, eps);
@@ -59,6 +61,7 @@ constexpr int kCachedPerThread = 8;
 
 __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* weight, float eps,
                                     int64_t n, float* out) {
+  let_next_kernel_start();  // the matmul after this waits for its writes
   float* row = x + static_cast<int64_t>(blockIdx.x) * n;
   const float* d = delta + static_cast<int64_t>(blockIdx.x) * n;
   float sums[kCachedPerThread];
@@ -159,6 +162,7 @@ __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, 
 
 __global__ void silu_mul_kernel(const float* gate, const float* up, int64_t in_stride, int64_t n,
                                 int64_t n_total, float* out) {
+  let_next_kernel_start();  // the matmul after this waits for its writes
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n_total) return;
   const int64_t at = i / n * in_stride + i % n;

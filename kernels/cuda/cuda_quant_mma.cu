@@ -25,8 +25,9 @@
 // blocks of 128 rows, whose row is split among blocks instead when there
 // would be too few of them (partial sums in scratch, added in split order by
 // a second kernel). The weight loads of a tile are issued before its x is
-// staged. Nothing depends on how many of the padded tokens are real, so up to
-// 8 tokens give each token the same bits alone or batched.
+// staged, and the first loads go out before the kernel that writes x has
+// finished (a dependent launch). Nothing depends on how many of the padded
+// tokens are real, so up to 8 tokens give each token the same bits alone or batched.
 #include "kernels/cuda/cuda_quant_mma.h"
 
 #include <cuda_fp16.h>
@@ -37,6 +38,7 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 
@@ -274,6 +276,7 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
   constexpr int kBlockRows = kRowsPerWarp * C::kRowGroups;
   extern __shared__ uint32_t smem[];
 
+  let_next_kernel_start();  // it waits for this kernel's writes before it reads them
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int g = lane / 4, t = lane % 4;
   const int row_group = warp / C::kSplits, split = warp % C::kSplits;
@@ -296,6 +299,7 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
     int s0 = split;
     Raw raw[C::kUnroll][2];
     load_slabs<kType, C::kUnroll, C::kSplits>(rows, u0, s0, n_units, t, raw);  // in flight
+    wait_for_prior_kernels();  // x is theirs (the weights above are not)
     __syncthreads();  // the previous tile is no longer read
     stage_x<kType>(p, u0, n_units, smem);
     __syncthreads();
@@ -315,6 +319,7 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
   }
 
   // The warp splits' partial sums, [split][row][token], added in split order.
+  wait_for_prior_kernels();  // a no-op here, unless the block had no tile: it writes only now
   __syncthreads();
   float* partial = reinterpret_cast<float*>(smem);
   const int local_row = row_group * kRowsPerWarp + g;
@@ -449,9 +454,19 @@ void launch(MmaParams p, const MmaPlan& plan, cudaStream_t stream) {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(plan.smem_bytes)));
   }
-  const dim3 grid(static_cast<unsigned>(plan.row_blocks), static_cast<unsigned>(plan.k_splits));
-  kernel<<<grid, kThreads, static_cast<size_t>(plan.smem_bytes), stream>>>(p);
-  STRATA_CUDA_CHECK_LAUNCH();
+  // Launched to overlap the kernel before it (cuda_dependent_launch.cuh): its
+  // first weight loads go out while that kernel finishes.
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(plan.row_blocks), static_cast<unsigned>(plan.k_splits));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = static_cast<size_t>(plan.smem_bytes);
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = cuda_dependent_launch_supported() ? 1 : 0;
+  STRATA_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
   if (plan.k_splits == 1) return;
   const int64_t n = int64_t{p.n_tokens} * p.w.n_rows;
   sum_splits_kernel<<<static_cast<unsigned>(ceil_div(n, kThreads)), kThreads, 0, stream>>>(
