@@ -102,8 +102,14 @@ __device__ __forceinline__ void store_pair(float* dst, float2 x) {
 // straddles two heads) of one row's K and the same pair of its V.
 template <typename Elem>
 __global__ void __launch_bounds__(kThreads) write_kv_kernel(const KvWriteParams p) {
+  let_next_kernel_start();
   const int64_t pair = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (pair >= p.n_pairs) return;
+  if (pair >= p.n_pairs) {
+    wait_for_prior_kernels();
+    return;
+  }
+  // The address from the step's metadata (copied in before its first
+  // kernel) while the kernel before finishes; then its K and V.
   const int64_t e = 2 * pair;  // element index into k and v
   const int64_t row = e / p.kv_dim;
   const int col = static_cast<int>(e - row * p.kv_dim);
@@ -114,6 +120,7 @@ __global__ void __launch_bounds__(kThreads) write_kv_kernel(const KvWriteParams 
   const int64_t block = p.block_ids[p.seq_block_start[s] + pos / p.block_tokens];
   std::byte* dst = p.kv + block * p.slot_bytes + head * p.head_bytes +
                    (pos % p.block_tokens) * p.row_bytes + c * static_cast<int64_t>(sizeof(Elem));
+  wait_for_prior_kernels();
   store_pair(reinterpret_cast<Elem*>(dst), *reinterpret_cast<const float2*>(p.k + e));
   store_pair(reinterpret_cast<Elem*>(dst + p.part_bytes),
              *reinterpret_cast<const float2*>(p.v + e));
@@ -619,12 +626,14 @@ __device__ __forceinline__ void mma_store(const AttentionParams& p, const WorkIt
 
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_mma_kernel(const AttentionParams p) {
-  let_next_kernel_start();  // the matmul after this waits for its writes
+  let_next_kernel_start();
   using S = MmaShape<D>;
   extern __shared__ __align__(16) unsigned char mma_smem[];  // 2 stages of [K|V][64][kStride]
   __half* stages = reinterpret_cast<__half*>(mma_smem);
   WorkItem w;
-  if (!find_work(p, w)) return;
+  const bool has_work = find_work(p, w);  // from the step's metadata alone
+  wait_for_prior_kernels();  // q and the new K/V are earlier kernels'
+  if (!has_work) return;
   const int n_queries = w.n_rows * p.group;
   const WarpRole role = warp_role(n_queries);
   // Double buffering: stage i + 1 is in flight while stage i is used. The
@@ -704,11 +713,13 @@ __device__ float fma_dot(const float* q, const float* k, int d) {
 
 template <typename Elem>
 __global__ void __launch_bounds__(kThreads) attention_fma_kernel(const AttentionParams p) {
-  let_next_kernel_start();  // the matmul after this waits for its writes
+  let_next_kernel_start();
   extern __shared__ float fma_smem[];
   __shared__ int64_t key_offsets[kFmaKeys];  // K of each stage key from p.kv; -1 past key_end
   WorkItem w;
-  if (!find_work(p, w)) return;
+  const bool has_work = find_work(p, w);  // from the step's metadata alone
+  wait_for_prior_kernels();  // q and the new K/V are earlier kernels'
+  if (!has_work) return;
   const int d = p.head_dim;
   float* qs = fma_smem;
   float* ks = qs + kFmaQueries * d;
@@ -802,7 +813,8 @@ __global__ void __launch_bounds__(kThreads) attention_fma_kernel(const Attention
 
 __global__ void __launch_bounds__(kThreads)
     combine_parts_kernel(const AttentionParams p, const int32_t* row_seq, int64_t n_units) {
-  let_next_kernel_start();  // the matmul after this waits for its writes
+  let_next_kernel_start();
+  wait_for_prior_kernels();  // the parts are the kernel before's
   const int64_t unit = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
   if (unit >= n_units) return;  // whole warps leave together
   const int lane = threadIdx.x % 32;
@@ -895,8 +907,7 @@ template <typename Kernel>
 void launch_attention(Kernel kernel, dim3 grid, int64_t smem_bytes, const AttentionParams& p,
                       cudaStream_t stream) {
   allow_shared_memory(kernel, smem_bytes);
-  kernel<<<grid, kThreads, static_cast<size_t>(smem_bytes), stream>>>(p);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_dependent(kernel, grid, dim3(kThreads), static_cast<size_t>(smem_bytes), stream, p);
 }
 
 }  // namespace
@@ -926,11 +937,10 @@ void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, in
                         .n_pairs = batch.n_rows * kv_dim / 2};
   const auto n_blocks = static_cast<unsigned int>(ceil_div64(p.n_pairs, kThreads));
   if (arena.dtype == WeightType::kF16) {
-    write_kv_kernel<__half><<<n_blocks, kThreads, 0, stream>>>(p);
+    launch_dependent(write_kv_kernel<__half>, dim3(n_blocks), dim3(kThreads), 0, stream, p);
   } else {
-    write_kv_kernel<float><<<n_blocks, kThreads, 0, stream>>>(p);
+    launch_dependent(write_kv_kernel<float>, dim3(n_blocks), dim3(kThreads), 0, stream, p);
   }
-  STRATA_CUDA_CHECK_LAUNCH();
 }
 
 size_t cuda_attention_max_workspace_bytes(int64_t n_rows, int64_t n_heads, int64_t head_dim) {
@@ -1011,9 +1021,9 @@ void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, i
   }
   if (split.n_parts > 1) {
     const int64_t n_units = batch.n_rows * n_heads;
-    combine_parts_kernel<<<static_cast<unsigned int>(ceil_div64(n_units, kWarps)), kThreads, 0,
-                           stream>>>(p, batch.row_seq, n_units);
-    STRATA_CUDA_CHECK_LAUNCH();
+    launch_dependent(combine_parts_kernel,
+                     dim3(static_cast<unsigned int>(ceil_div64(n_units, kWarps))), dim3(kThreads),
+                     0, stream, p, batch.row_seq, n_units);
   }
 }
 

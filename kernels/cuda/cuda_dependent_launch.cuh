@@ -1,14 +1,26 @@
-// Programmatic dependent launch (sm_90+). A kernel launched with the
-// programmatic-serialization attribute may start while the kernel before it
-// in the stream is still running, so that its prologue — in a decode step,
-// issuing its first weight loads, which nothing before it writes — overlaps
-// that kernel's tail instead of following it. Such a kernel must call
-// wait_for_prior_kernels() before it reads anything an earlier kernel wrote
-// (the wait returns once those kernels have finished and their writes are
-// visible). A kernel calls let_next_kernel_start() to let the next one
-// launch before it ends; without the call that happens when it ends. Both are
-// no-ops before sm_90 (and where the launch had no attribute).
+// Programmatic dependent launch (sm_90+). A kernel started by
+// launch_dependent() may begin while the kernel before it in the stream is
+// still running, so that its launch and prologue — in a decode step, the
+// matmul's first weight loads, a norm's weights, attention's work lookup,
+// none of which an earlier kernel writes — overlap that kernel's tail
+// instead of following it.
+//
+// The rules for such a kernel: every block calls wait_for_prior_kernels()
+// before it reads anything an earlier kernel wrote, before it writes
+// anything, and before it exits (the wait returns once the kernel before
+// has finished and its writes are visible; a block that left without it
+// could let the kernel after this one pass its own wait while an earlier
+// one still runs). A kernel calls let_next_kernel_start() to let the next
+// one launch before it ends; without it that happens when it ends. All of
+// it degrades to plain stream order before sm_90.
 #pragma once
+
+#include <cuda_runtime.h>  // cudaLaunchKernelEx's C++ form
+
+#include <utility>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device.h"
 
 namespace strata {
 
@@ -22,6 +34,26 @@ __device__ __forceinline__ void let_next_kernel_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;\n" :::);
 #endif
+}
+
+// kernel<<<grid, block, smem_bytes, stream>>>(args...), as a dependent
+// launch where the device has them (and the stream is not the legacy
+// default stream, which the tests use). The kernel must follow the rules
+// above.
+template <typename... Params, typename... Args>
+void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes,
+                      cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem_bytes;
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = stream != nullptr && cuda_dependent_launch_supported() ? 1 : 0;
+  STRATA_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
 }
 
 }  // namespace strata

@@ -45,7 +45,8 @@ __device__ float inverse_rms(const float* row, int64_t n, float eps) {
 // One block per row.
 __global__ void rms_norm_kernel(const float* x, const float* weight, float eps, int64_t n,
                                 float* out, const int32_t* row_ids) {
-  let_next_kernel_start();  // the matmul after this waits for its writes
+  let_next_kernel_start();
+  wait_for_prior_kernels();  // x is the kernel before's
   const int64_t row = row_ids != nullptr ? row_ids[blockIdx.x] : blockIdx.x;
   const float* in = x + row * n;
   const float inv_rms = inverse_rms(in, n, eps);
@@ -61,16 +62,21 @@ constexpr int kCachedPerThread = 8;
 
 __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* weight, float eps,
                                     int64_t n, float* out) {
-  let_next_kernel_start();  // the matmul after this waits for its writes
+  let_next_kernel_start();
   float* row = x + static_cast<int64_t>(blockIdx.x) * n;
   const float* d = delta + static_cast<int64_t>(blockIdx.x) * n;
+  float weights[kCachedPerThread];  // no kernel writes them: loaded before the wait
+#pragma unroll
+  for (int j = 0; j < kCachedPerThread; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * kNormThreads;
+    weights[j] = i < n && weight != nullptr ? weight[i] : 0.0f;
+  }
+  wait_for_prior_kernels();  // x and delta are earlier kernels'
   float sums[kCachedPerThread];
-  float weights[kCachedPerThread];
 #pragma unroll
   for (int j = 0; j < kCachedPerThread; ++j) {
     const int64_t i = threadIdx.x + int64_t{j} * kNormThreads;
     sums[j] = i < n ? row[i] + d[i] : 0.0f;
-    weights[j] = i < n && weight != nullptr ? weight[i] : 0.0f;
   }
   float sum_squares = 0.0f;
 #pragma unroll
@@ -103,6 +109,8 @@ __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* w
 // is copied to its compact place with its bias, then normed and rotated there.
 __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, float* v,
                                   bool neox, int64_t n_units) {
+  let_next_kernel_start();
+  wait_for_prior_kernels();  // the projections are the kernel before's
   const int64_t unit = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   if (unit >= n_units) return;  // whole warps leave together
   const int lane = threadIdx.x % 32;
@@ -162,7 +170,8 @@ __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, 
 
 __global__ void silu_mul_kernel(const float* gate, const float* up, int64_t in_stride, int64_t n,
                                 int64_t n_total, float* out) {
-  let_next_kernel_start();  // the matmul after this waits for its writes
+  let_next_kernel_start();
+  wait_for_prior_kernels();  // gate and up are the kernel before's
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n_total) return;
   const int64_t at = i / n * in_stride + i % n;
@@ -180,18 +189,16 @@ void cuda_rms_norm(const float* x, const float* weight, float eps, int64_t n_row
                    int64_t row_length, float* out, cudaStream_t stream, const int32_t* row_ids) {
   STRATA_CHECK(n_rows >= 0 && row_length > 0);
   if (n_rows == 0) return;
-  rms_norm_kernel<<<static_cast<unsigned int>(n_rows), kNormThreads, 0, stream>>>(
-      x, weight, eps, row_length, out, row_ids);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_dependent(rms_norm_kernel, dim3(static_cast<unsigned int>(n_rows)), dim3(kNormThreads), 0,
+                   stream, x, weight, eps, row_length, out, row_ids);
 }
 
 void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps,
                        int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream) {
   STRATA_CHECK(n_rows >= 0 && row_length > 0);
   if (n_rows == 0) return;
-  add_rms_norm_kernel<<<static_cast<unsigned int>(n_rows), kNormThreads, 0, stream>>>(
-      x, delta, weight, eps, row_length, out);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_dependent(add_rms_norm_kernel, dim3(static_cast<unsigned int>(n_rows)),
+                   dim3(kNormThreads), 0, stream, x, delta, weight, eps, row_length, out);
 }
 
 void cuda_finish_qkv(const QkvInput& in, const QkvFinish& f, float* q, float* k, float* v,
@@ -201,9 +208,9 @@ void cuda_finish_qkv(const QkvInput& in, const QkvFinish& f, float* q, float* k,
   const int64_t n_units = f.n_rows * (f.n_heads + 2 * f.n_kv_heads);
   if (n_units == 0) return;
   constexpr int kWarpsPerBlock = 4;
-  finish_qkv_kernel<<<blocks_for(n_units, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
-      in, f, q, k, v, f.style == RopeStyle::kNeox, n_units);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_dependent(finish_qkv_kernel, dim3(blocks_for(n_units, kWarpsPerBlock)),
+                   dim3(kWarpsPerBlock * 32), 0, stream, in, f, q, k, v,
+                   f.style == RopeStyle::kNeox, n_units);
 }
 
 void cuda_silu_mul(const float* gate, const float* up, int64_t in_stride, int64_t n_rows,
@@ -211,9 +218,8 @@ void cuda_silu_mul(const float* gate, const float* up, int64_t in_stride, int64_
   STRATA_CHECK(n_rows >= 0 && n > 0 && in_stride >= n);
   const int64_t n_total = n_rows * n;
   if (n_total == 0) return;
-  silu_mul_kernel<<<blocks_for(n_total, 256), 256, 0, stream>>>(gate, up, in_stride, n, n_total,
-                                                                 out);
-  STRATA_CUDA_CHECK_LAUNCH();
+  launch_dependent(silu_mul_kernel, dim3(blocks_for(n_total, 256)), dim3(256), 0, stream, gate, up,
+                   in_stride, n, n_total, out);
 }
 
 }  // namespace strata

@@ -454,19 +454,11 @@ void launch(MmaParams p, const MmaPlan& plan, cudaStream_t stream) {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(plan.smem_bytes)));
   }
-  // Launched to overlap the kernel before it (cuda_dependent_launch.cuh): its
-  // first weight loads go out while that kernel finishes.
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(plan.row_blocks), static_cast<unsigned>(plan.k_splits));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = static_cast<size_t>(plan.smem_bytes);
-  config.stream = stream;
-  config.attrs = &overlap;
-  config.numAttrs = cuda_dependent_launch_supported() ? 1 : 0;
-  STRATA_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+  // A dependent launch: its first weight loads go out while the kernel
+  // before it finishes.
+  launch_dependent(kernel,
+                   dim3(static_cast<unsigned>(plan.row_blocks), static_cast<unsigned>(plan.k_splits)),
+                   dim3(kThreads), static_cast<size_t>(plan.smem_bytes), stream, p);
   if (plan.k_splits == 1) return;
   const int64_t n = int64_t{p.n_tokens} * p.w.n_rows;
   sum_splits_kernel<<<static_cast<unsigned>(ceil_div(n, kThreads)), kThreads, 0, stream>>>(
