@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: hardware counters for a few launches of one kernel
 # during batch-1 decode — speed of light (DRAM and SM throughput against
-# their peaks), occupancy, warp stall reasons, memory workload — to tell a
-# latency-bound kernel from a bandwidth- or issue-bound one. Nsight Compute
-# reads the counters (Firecracker machines only: see the device notes).
+# their peaks), occupancy, warp stall reasons, memory workload, the
+# schedulers' eligible warps, the instruction mix, where warps stall most —
+# to tell a latency-bound kernel from a bandwidth- or issue-bound one.
+# Nsight Compute reads the counters (Firecracker machines only: see the
+# device notes); the whole report is OUT_DIR/counters-SHAPE-TYPE.txt.
 # Build and carry as for scripts/gpu-bench.sh; then:
 #   scripts/device-unpack.sh && scripts/gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]
 # STRATA names another build of strata (default build-device/bin/strata).
@@ -19,8 +21,9 @@ model=$(scripts/make-bench-model.sh "${spec%%:*}" "${spec#*:}")
 # Skip the warm-up and prefill launches; four launches of the kernel in decode.
 ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip 300 --launch-count 4 \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-  --section MemoryWorkloadAnalysis \
+  --section MemoryWorkloadAnalysis --section SchedulerStats --section InstructionStats \
+  --section SourceCounters \
   "${STRATA:-build-device/bin/strata}" bench -m "$model" --backend cuda --prompt-tokens 64 --gen-tokens 16 \
   >"$out_dir/counters-${spec/:/-}.txt" 2>&1 || true
-grep -E "_kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall" \
-  "$out_dir/counters-${spec/:/-}.txt" | head -80
+grep -E "_kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall|Eligible Warps|Issue Slot|Executed Instructions" \
+  "$out_dir/counters-${spec/:/-}.txt" | head -120
