@@ -5,8 +5,10 @@
 # same bench without the profiler gives the wall time per step to compare.
 # With CONCURRENCY=N it profiles a whole short run of N concurrent sequences
 # (8-token prompts, 8 tokens each: almost all of it decode steps of N rows).
+# Nsight Compute flushes the caches before each kernel by default, so small
+# kernels read long; CACHE_CONTROL=none keeps them warm, as in a real step.
 # Build and carry as for scripts/gpu-bench.sh; then:
-#   scripts/device-unpack.sh && [CONCURRENCY=N] scripts/gpu-profile.sh OUT_DIR [SHAPE:TYPE...]
+#   scripts/device-unpack.sh && [CONCURRENCY=N] [CACHE_CONTROL=none] scripts/gpu-profile.sh OUT_DIR [SHAPE:TYPE...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:?usage: gpu-profile.sh OUT_DIR [SHAPE:TYPE...]}
@@ -25,7 +27,8 @@ for spec in "${@:-1b:f16}"; do
     run=(--prompt-tokens 64 --gen-tokens 40)
   fi
   name=ncu-${spec/:/-}  # the device tool brings back plain names only
-  ncu --clock-control none --csv --metrics gpu__time_duration.sum "${range[@]}" \
+  ncu --clock-control none --cache-control "${CACHE_CONTROL:-all}" --csv \
+    --metrics gpu__time_duration.sum "${range[@]}" \
     "$strata" bench -m "$model" --backend cuda "${run[@]}" \
     >"$out_dir/$name.csv" 2>"$out_dir/$name.log" || true
   python3 - "$out_dir/$name.csv" "$spec" <<'PY'
