@@ -17,8 +17,7 @@ pack=$(mktemp -d)
 mkdir -p "$pack/build-device/bin"
 for rev in "$@"; do
   git checkout -q "$rev"
-  cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_STATIC_DEPS=ON \
-    -DSTRATA_CUDA=ON -DSTRATA_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+  scripts/configure-device.sh >/dev/null
   cmake --build build-device -j "$(nproc)" --target strata
   strip -o "$pack/build-device/bin/strata-${rev//\//-}" build-device/service/strata
 done

@@ -13,8 +13,7 @@ cd "$(dirname "$0")/.."
 gpu_tests=(gpu_devices_test cuda_ops_test cuda_matmul_test cuda_attention_test cuda_token_choice_test
            cuda_backend_test
            cuda_engine_test hf_golden_test serve_endpoints_test serve_disk_cache_test)
-cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_STATIC_DEPS=ON \
-  -DSTRATA_CUDA=ON -DSTRATA_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
+scripts/configure-device.sh "$@"
 cmake --build build-device -j "$(nproc)" --target strata "${gpu_tests[@]}"
 mkdir -p build-device/bin
 strip -o build-device/bin/strata build-device/service/strata

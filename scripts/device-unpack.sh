@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine, first: unpacks build-device/carry/device.tar.gz (made by
-# scripts/build-device.sh; or another of build-device/carry's tarballs, named
-# as the argument: variants.tar.gz) into this checkout, and leads the source path the
-# binaries were built in (build-device/bin/source-dir) here, so that tests
-# find tests/data and `strata dev make-model` its tokenizers.
+# scripts/build-device.sh), or the tarball of build-device/carry named as the
+# argument (variants.tar.gz), into this checkout, and leads the source path
+# the binaries were built in (build-device/bin/source-dir) here, so that
+# tests find tests/data and `strata dev make-model` its tokenizers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tar -xzf "build-device/carry/${1:-device.tar.gz}"
