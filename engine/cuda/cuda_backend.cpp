@@ -428,7 +428,9 @@ void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
   const int64_t n_ffn = config_.n_ffn;
   const float* xn = act_.xn.as<float>();
   float* gate = act_.gate.as<float>();
-  if (w.gate_up_fused()) {
+  if (w.gate_up_fused() && matmul_.fuses_swiglu(w.w_gate_up, n_rows)) {
+    matmul_.run_swiglu(w.w_gate_up, xn, n_rows, gate);
+  } else if (w.gate_up_fused()) {
     const float* gate_up = act_.gate_up.as<float>();
     matmul_.run(w.w_gate_up, xn, n_rows, act_.gate_up.as<float>());
     cuda_silu_mul(gate_up, gate_up + n_ffn, 2 * n_ffn, n_rows, n_ffn, gate, stream_);

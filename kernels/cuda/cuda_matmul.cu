@@ -566,6 +566,22 @@ CudaMatmul::~CudaMatmul() {
   if (cublas_ != nullptr) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
 }
 
+bool CudaMatmul::fuses_swiglu(const CudaWeightMatrix& w_gate_up, int64_t n_tokens) const {
+  // run() takes the tensor-core kernel for these too (F16 up to
+  // kMaxVectorTokens, which kMaxMmaSwigluTokens does not pass).
+  static_assert(kMaxMmaSwigluTokens <= kMaxVectorTokens);
+  return cuda_mma_swiglu_supports(w_gate_up, n_tokens);
+}
+
+void CudaMatmul::run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
+                            float* out) {
+  STRATA_CHECK(x != nullptr && out != nullptr, "null x or out");
+  STRATA_CHECK(!overlaps(x, n_tokens * w_gate_up.row_length() * 4, out,
+                         n_tokens * w_gate_up.n_rows() / 2 * 4),
+               "x and out overlap");
+  cuda_mma_swiglu(w_gate_up, x, n_tokens, out, stream_);
+}
+
 void CudaMatmul::run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
   STRATA_CHECK(n_tokens >= 1, n_tokens, " tokens");
   STRATA_CHECK(w.n_rows() > 0 && w.quants() != nullptr, "matmul with an empty weight matrix");

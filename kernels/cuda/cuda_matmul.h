@@ -37,6 +37,15 @@ class CudaMatmul {
   // overlap; n_tokens >= 1.
   void run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y);
 
+  // Whether run_swiglu takes this stacked [gate | up] matrix and token count
+  // (decode batches on the tensor-core path); otherwise run it, then
+  // cuda_silu_mul.
+  bool fuses_swiglu(const CudaWeightMatrix& w_gate_up, int64_t n_tokens) const;
+  // out[t * n + i] = silu(gate_i . x_t) * (up_i . x_t), n = w_gate_up.n_rows()
+  // / 2, in one kernel: the same bits as run() then cuda_silu_mul.
+  void run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
+                  float* out);
+
  private:
   cudaStream_t stream_;
   void* cublas_ = nullptr;    // cublasHandle_t

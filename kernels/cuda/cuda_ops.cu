@@ -3,6 +3,7 @@
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
+#include "kernels/cuda/cuda_swiglu.cuh"
 
 namespace strata {
 namespace {
@@ -175,8 +176,7 @@ __global__ void silu_mul_kernel(const float* gate, const float* up, int64_t in_s
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n_total) return;
   const int64_t at = i / n * in_stride + i % n;
-  const float g = gate[at];
-  out[i] = g / (1.0f + expf(-g)) * up[at];
+  out[i] = silu_times(gate[at], up[at]);
 }
 
 unsigned int blocks_for(int64_t n, int threads) {

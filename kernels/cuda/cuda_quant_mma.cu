@@ -40,6 +40,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_swiglu.cuh"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 
 namespace strata {
@@ -90,6 +91,10 @@ struct MmaParams {
   int tile_units;     // units of a row per staged x tile: a multiple of kSlabUnits
   int token_words;    // 32-bit words between tokens in the staged tile
   bool x_pairs_aligned;  // x is 8-byte aligned: pairs load as float2
+  // Fused SwiGLU (up to 8 tokens) when > 0: w is [gate | up], swiglu_n rows
+  // each; block b takes gate rows 8b + g and up rows swiglu_n + 8b + g, and y
+  // is [n_tokens][swiglu_n] of silu(gate) * up.
+  int64_t swiglu_n;
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -264,6 +269,25 @@ __device__ void load_slabs(const RowView (&rows)[2], int u0, int s0, int n_units
   }
 }
 
+// The fused SwiGLU's outputs of a block (see MmaParams::swiglu_n): its
+// partial sums' rows r < 8 are gates, r + 8 the ups of the same outputs,
+// added in split order as the plain outputs are.
+template <int kSplits, int kBlockRows, int kTokensPad>
+__device__ void swiglu_epilogue(const MmaParams& p, const float* partial) {
+  for (int i = static_cast<int>(threadIdx.x); i < 8 * p.n_tokens; i += kThreads) {
+    const int r = i % 8, token = i / 8;
+    const int64_t out = static_cast<int64_t>(blockIdx.x) * 8 + r;
+    if (out >= p.swiglu_n) continue;
+    float gate = 0.0f, up = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kSplits; ++s) {
+      gate += partial[(s * kBlockRows + r) * kTokensPad + token];
+      up += partial[(s * kBlockRows + r + 8) * kTokensPad + token];
+    }
+    p.y[token * p.swiglu_n + out] = silu_times(gate, up);
+  }
+}
+
 // Block (x, y): rows [x * kBlockRows, + kBlockRows) over units
 // [y * units_per_split, + units_per_split) of the row; with one split in y
 // it writes y, else its partial sums (summed by sum_splits_kernel).
@@ -282,7 +306,14 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
   const int row_group = warp / C::kSplits, split = warp % C::kSplits;
   const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kBlockRows + row_group * kRowsPerWarp;
   const int64_t last_row = p.w.n_rows - 1;
-  const RowView rows[2] = {p.w.row(min(row0 + g, last_row)), p.w.row(min(row0 + g + 8, last_row))};
+  int64_t lane_rows[2] = {row0 + g, row0 + g + 8};
+  if (kTokenTiles == 1 && p.swiglu_n > 0) {
+    const int64_t i = min(static_cast<int64_t>(blockIdx.x) * 8 + g, p.swiglu_n - 1);
+    lane_rows[0] = i;
+    lane_rows[1] = p.swiglu_n + i;
+  }
+  const RowView rows[2] = {p.w.row(min(lane_rows[0], last_row)),
+                           p.w.row(min(lane_rows[1], last_row))};
   const int units_per_row = p.w.row_length / P::kElems;
   const int k_begin = static_cast<int>(blockIdx.y) * p.units_per_split;
   const int k_end = min(k_begin + p.units_per_split, units_per_row);
@@ -334,6 +365,10 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
     at[8 * kTokensPad + 1] = acc[tile][3];
   }
   __syncthreads();
+  if (kTokenTiles == 1 && p.swiglu_n > 0) {
+    swiglu_epilogue<C::kSplits, kBlockRows, kTokensPad>(p, partial);
+    return;
+  }
   float* out = gridDim.y == 1 ? p.y : p.partials + blockIdx.y * int64_t{p.n_tokens} * p.w.n_rows;
   for (int i = static_cast<int>(threadIdx.x); i < kBlockRows * p.n_tokens; i += kThreads) {
     const int r = i % kBlockRows, token = i / kBlockRows;
@@ -488,10 +523,11 @@ int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens) {
   return floats;
 }
 
-void cuda_mma_matmul(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
-                     float* scratch, cudaStream_t stream) {
-  STRATA_CHECK(cuda_mma_supports(w, n_tokens), "no tensor-core kernel for ",
-               weight_type_name(w.type()), " with ", n_tokens, " tokens");
+namespace {
+
+// cuda_mma_matmul, or with swiglu_n > 0 cuda_mma_swiglu (see MmaParams).
+void run_mma(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
+             float* scratch, int64_t swiglu_n, cudaStream_t stream) {
   const MmaParams p{.w = cuda_layout::matrix_view(w),
                     .x = x,
                     .y = y,
@@ -500,7 +536,8 @@ void cuda_mma_matmul(const CudaWeightMatrix& w, const float* x, int64_t n_tokens
                     .units_per_split = 0,
                     .tile_units = 0,
                     .token_words = 0,
-                    .x_pairs_aligned = reinterpret_cast<uintptr_t>(x) % 8 == 0};
+                    .x_pairs_aligned = reinterpret_cast<uintptr_t>(x) % 8 == 0,
+                    .swiglu_n = swiglu_n};
   with_mma_type(w.type(), [&](auto type) {
     with_token_tiles(n_tokens, [&](auto tiles) {
       constexpr WeightType kType = decltype(type)::value;
@@ -510,6 +547,28 @@ void cuda_mma_matmul(const CudaWeightMatrix& w, const float* x, int64_t n_tokens
       launch<kType, kTokenTiles>(p, plan, stream);
     });
   });
+}
+
+}  // namespace
+
+void cuda_mma_matmul(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
+                     float* scratch, cudaStream_t stream) {
+  STRATA_CHECK(cuda_mma_supports(w, n_tokens), "no tensor-core kernel for ",
+               weight_type_name(w.type()), " with ", n_tokens, " tokens");
+  run_mma(w, x, n_tokens, y, scratch, 0, stream);
+}
+
+bool cuda_mma_swiglu_supports(const CudaWeightMatrix& w_gate_up, int64_t n_tokens) {
+  return n_tokens <= kMaxMmaSwigluTokens && w_gate_up.n_rows() % 2 == 0 &&
+         cuda_mma_supports(w_gate_up, n_tokens);
+}
+
+void cuda_mma_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
+                     float* out, cudaStream_t stream) {
+  STRATA_CHECK(cuda_mma_swiglu_supports(w_gate_up, n_tokens), "no fused SwiGLU for ",
+               weight_type_name(w_gate_up.type()), " with ", w_gate_up.n_rows(), " rows and ",
+               n_tokens, " tokens");
+  run_mma(w_gate_up, x, n_tokens, out, nullptr, w_gate_up.n_rows() / 2, stream);
 }
 
 }  // namespace strata

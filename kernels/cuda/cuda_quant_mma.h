@@ -34,4 +34,15 @@ int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens);
 void cuda_mma_matmul(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
                      float* scratch, cudaStream_t stream);
 
+// SwiGLU straight from a stacked [gate | up] matrix (n_rows even: n =
+// n_rows / 2 gate rows, then the n up rows) for up to kMaxMmaSwigluTokens
+// tokens: out[t * n + i] = silu(gate_i . x_t) * (up_i . x_t), in one
+// kernel. The same bits as cuda_mma_matmul into [n_tokens][2n] followed by
+// cuda_silu_mul: a block takes 8 gate rows and their 8 up rows instead of
+// 16 neighbours, and each row's sum does not depend on its neighbours.
+inline constexpr int64_t kMaxMmaSwigluTokens = 8;
+bool cuda_mma_swiglu_supports(const CudaWeightMatrix& w_gate_up, int64_t n_tokens);
+void cuda_mma_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
+                     float* out, cudaStream_t stream);
+
 }  // namespace strata
