@@ -267,61 +267,6 @@ TEST_P(CudaMatmulTypeTest, DecodeTokensGetTheSameBitsAloneAndBatched) {
   }
 }
 
-// The fused SwiGLU of a stacked [gate | up] matrix gives the very bits of
-// the product followed by cuda_silu_mul (the engine's outputs must not
-// change with it), for every type and decode token count it takes; 1,001
-// outputs leave the last block rows past the end.
-TEST_P(CudaMatmulTypeTest, SwigluGivesTheBitsOfProductThenSilu) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  std::mt19937 rng(13);
-  Stream stream;
-  CudaMatmul mm(stream.get());
-  for (int64_t n : {8, 24, 1001}) {
-    for (int64_t row_length : {row_lengths(GetParam()).front(), int64_t{4096}}) {
-      const HostMatrix m = make_matrix(GetParam(), 2 * n, row_length, rng);
-      const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
-      for (int64_t n_tokens : {1, 3, 8}) {
-        if (!mm.fuses_swiglu(w, n_tokens)) {
-          EXPECT_FALSE(cuda_mma_supports(w, n_tokens)) << describe(m, n_tokens);
-          continue;
-        }
-        const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
-        const DeviceBuffer gate_up = to_device(cuda_matmul(mm, w, x, n_tokens));
-        const auto n_out = static_cast<size_t>(n_tokens * n);
-        const DeviceBuffer expected = poisoned_floats(n_out);
-        cuda_silu_mul(gate_up.as<float>(), gate_up.as<float>() + n, 2 * n, n_tokens, n,
-                      expected.as<float>(), stream.get());
-        const DeviceBuffer dx = to_device(x);
-        const DeviceBuffer out = poisoned_floats(n_out);
-        mm.run_swiglu(w, dx.as<float>(), n_tokens, out.as<float>());
-        STRATA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-        const std::vector<float> want = to_host<float>(expected, n_out);
-        const std::vector<float> got = to_host<float>(out, n_out);
-        EXPECT_EQ(std::memcmp(got.data(), want.data(), n_out * sizeof(float)), 0)
-            << describe(m, n_tokens) << ": relative error " << relative_error(got, want);
-      }
-    }
-  }
-}
-
-TEST(CudaMatmulTest, SwigluIsFusedForDecodeBatchesOfEvenRows) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  std::mt19937 rng(17);
-  Stream stream;
-  CudaMatmul mm(stream.get());
-  const CudaWeightMatrix even =
-      CudaWeightMatrix::upload(make_matrix(WeightType::kQ4_K, 64, 256, rng).view());
-  const CudaWeightMatrix odd =
-      CudaWeightMatrix::upload(make_matrix(WeightType::kQ4_K, 63, 256, rng).view());
-  const CudaWeightMatrix f32 =
-      CudaWeightMatrix::upload(make_matrix(WeightType::kF32, 64, 256, rng).view());
-  EXPECT_TRUE(mm.fuses_swiglu(even, 1));
-  EXPECT_TRUE(mm.fuses_swiglu(even, 8));
-  EXPECT_FALSE(mm.fuses_swiglu(even, 9));
-  EXPECT_FALSE(mm.fuses_swiglu(odd, 1));
-  EXPECT_FALSE(mm.fuses_swiglu(f32, 1));
-}
-
 // Embedding rows: the device decodes to the very floats the CPU does.
 TEST_P(CudaMatmulTypeTest, GatherRowsDecodesBitExactly) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
@@ -416,6 +361,61 @@ TEST(CudaMatmulTest, UploadKeepsShapeAndCountsBytes) {
       EXPECT_EQ(quants, m.bytes) << what;
     }
   }
+}
+
+// The fused SwiGLU of a stacked [gate | up] matrix gives the very bits of
+// the product followed by cuda_silu_mul (the engine's outputs must not
+// change with it), for every type and decode token count it takes; 1,001
+// outputs leave the last block rows past the end.
+TEST_P(CudaMatmulTypeTest, SwigluGivesTheBitsOfProductThenSilu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(13);
+  Stream stream;
+  CudaMatmul mm(stream.get());
+  for (int64_t n : {8, 24, 1001}) {
+    for (int64_t row_length : {row_lengths(GetParam()).front(), int64_t{4096}}) {
+      const HostMatrix m = make_matrix(GetParam(), 2 * n, row_length, rng);
+      const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+      for (int64_t n_tokens : {1, 3, 8}) {
+        if (!mm.fuses_swiglu(w, n_tokens)) {
+          EXPECT_FALSE(cuda_mma_supports(w, n_tokens)) << describe(m, n_tokens);
+          continue;
+        }
+        const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
+        const DeviceBuffer gate_up = to_device(cuda_matmul(mm, w, x, n_tokens));
+        const auto n_out = static_cast<size_t>(n_tokens * n);
+        const DeviceBuffer expected = poisoned_floats(n_out);
+        cuda_silu_mul(gate_up.as<float>(), gate_up.as<float>() + n, 2 * n, n_tokens, n,
+                      expected.as<float>(), stream.get());
+        const DeviceBuffer dx = to_device(x);
+        const DeviceBuffer out = poisoned_floats(n_out);
+        mm.run_swiglu(w, dx.as<float>(), n_tokens, out.as<float>());
+        STRATA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        const std::vector<float> want = to_host<float>(expected, n_out);
+        const std::vector<float> got = to_host<float>(out, n_out);
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), n_out * sizeof(float)), 0)
+            << describe(m, n_tokens) << ": relative error " << relative_error(got, want);
+      }
+    }
+  }
+}
+
+TEST(CudaMatmulTest, SwigluIsFusedForDecodeBatchesOfEvenRows) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(17);
+  Stream stream;
+  CudaMatmul mm(stream.get());
+  const CudaWeightMatrix even =
+      CudaWeightMatrix::upload(make_matrix(WeightType::kQ4_K, 64, 256, rng).view());
+  const CudaWeightMatrix odd =
+      CudaWeightMatrix::upload(make_matrix(WeightType::kQ4_K, 63, 256, rng).view());
+  const CudaWeightMatrix f32 =
+      CudaWeightMatrix::upload(make_matrix(WeightType::kF32, 64, 256, rng).view());
+  EXPECT_TRUE(mm.fuses_swiglu(even, 1));
+  EXPECT_TRUE(mm.fuses_swiglu(even, 8));
+  EXPECT_FALSE(mm.fuses_swiglu(even, 9));
+  EXPECT_FALSE(mm.fuses_swiglu(odd, 1));
+  EXPECT_FALSE(mm.fuses_swiglu(f32, 1));
 }
 
 }  // namespace
