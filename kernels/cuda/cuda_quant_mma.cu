@@ -203,19 +203,24 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
 
 // All threads: x's columns of units [u0, u0 + n_units) for every real token
 // into the tile, as f16 pairs in decoding order. (Padding tokens are never
-// staged: their B fragments are zeros.)
-template <WeightType kType>
+// staged: their B fragments are zeros.) x's alignment is a template
+// parameter, not a branch in the loop: a branch around each load put every
+// load in its own basic block, so a thread's pairs (8 of a 4,096-wide row)
+// waited on L2 one after another; unrolled without it, the loads of several
+// pairs go out together.
+template <WeightType kType, bool kPairsAligned>
 __device__ void stage_x(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
   using P = PairUnit<kType>;
   const int pairs_per_token = n_units * P::kPairs;
   for (int token = 0; token < p.n_tokens; ++token) {
     const float* x = p.x + static_cast<int64_t>(token) * p.w.row_length;
     uint32_t* out = tile + token * p.token_words;
+#pragma unroll 4
     for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
       const int u = i / P::kPairs, pair = i % P::kPairs;  // kPairs: a power of two
       const float* src = x + P::pair_offset(u0 + u, pair);
-      const float2 v = p.x_pairs_aligned ? __ldg(reinterpret_cast<const float2*>(src))
-                                         : make_float2(__ldg(src), __ldg(src + 1));
+      const float2 v = kPairsAligned ? __ldg(reinterpret_cast<const float2*>(src))
+                                     : make_float2(__ldg(src), __ldg(src + 1));
       out[u * P::kUnitWords + pair] = pack_half2(v.x, v.y);
     }
   }
@@ -332,7 +337,11 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
     load_slabs<kType, C::kUnroll, C::kSplits>(rows, u0, s0, n_units, t, raw);  // in flight
     wait_for_prior_kernels();  // x is theirs (the weights above are not)
     __syncthreads();  // the previous tile is no longer read
-    stage_x<kType>(p, u0, n_units, smem);
+    if (p.x_pairs_aligned) {
+      stage_x<kType, true>(p, u0, n_units, smem);
+    } else {
+      stage_x<kType, false>(p, u0, n_units, smem);
+    }
     __syncthreads();
     while (s0 < n_slabs) {  // the same for the whole warp
 #pragma unroll
