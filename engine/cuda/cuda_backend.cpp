@@ -365,10 +365,8 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   const CudaLayerWeights& w = weights_.layers()[static_cast<size_t>(layer_index)];
   float* xn = act_.xn.as<float>();
 
-  // Attention: xn holds attn_norm(x) on entry.
-  project_qkv(w, n_rows);
-  cuda_write_kv(arena_view_, attention_batch_, layer_index, act_.k.as<float>(), act_.v.as<float>(),
-                stream_);
+  // Attention: xn holds attn_norm(x) on entry; Q/K/V finishing writes K and V into the arena.
+  project_qkv(w, layer_index, n_rows);
   cuda_attention(arena_view_, attention_batch_, layer_index, c.n_heads,
                  1.0f / std::sqrt(static_cast<float>(c.head_dim)), act_.q.as<float>(),
                  act_.attn.as<float>(), attention_workspace_, stream_);
@@ -387,7 +385,7 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
                     c.n_embd, xn, stream_);
 }
 
-void CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t n_rows) {
+void CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t layer_index, int64_t n_rows) {
   const ModelConfig& c = config_;
   const float* xn = act_.xn.as<float>();
   const int64_t q_dim = c.n_heads * c.head_dim;
@@ -420,7 +418,8 @@ void CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t n_rows) {
                    .positions = meta_.positions,
                    .inv_freqs = weights_.rope_inv_freqs(),
                    .style = c.rope_ordering == RopeOrdering::kNormal ? RopeStyle::kNormal
-                                                                     : RopeStyle::kNeox},
+                                                                     : RopeStyle::kNeox,
+                   .kv_out = cuda_kv_slots(arena_view_, attention_batch_, layer_index)},
                   act_.q.as<float>(), act_.k.as<float>(), act_.v.as<float>(), stream_);
 }
 

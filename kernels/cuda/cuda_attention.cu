@@ -38,6 +38,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_kv_slots.cuh"
 
 namespace strata {
 namespace {
@@ -73,17 +74,7 @@ __device__ __forceinline__ float softmax_shift(float m) { return m == -INFINITY 
 // cuda_write_kv
 
 struct KvWriteParams {
-  std::byte* kv = nullptr;  // arena base + layer * layer_bytes
-  int64_t slot_bytes = 0;
-  int64_t head_bytes = 0;  // between kv heads
-  int64_t part_bytes = 0;  // from K to V
-  int64_t row_bytes = 0;   // between tokens: head_dim * element size
-  int block_tokens = 0;
-  const int32_t* block_ids = nullptr;
-  const int32_t* seq_block_start = nullptr;
-  const int32_t* seq_first_row = nullptr;
-  const int32_t* seq_n_past = nullptr;
-  const int32_t* row_seq = nullptr;
+  KvSlots slots;
   const float* k = nullptr;  // [n_rows][n_kv_heads * head_dim]
   const float* v = nullptr;
   int64_t kv_dim = 0;  // n_kv_heads * head_dim
@@ -91,16 +82,8 @@ struct KvWriteParams {
   int64_t n_pairs = 0;  // n_rows * kv_dim / 2
 };
 
-__device__ __forceinline__ void store_pair(__half* dst, float2 x) {
-  *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x.x, x.y);
-}
-__device__ __forceinline__ void store_pair(float* dst, float2 x) {
-  *reinterpret_cast<float2*>(dst) = x;
-}
-
 // One thread per pair of adjacent elements (head_dim is even, so a pair never
 // straddles two heads) of one row's K and the same pair of its V.
-template <typename Elem>
 __global__ void __launch_bounds__(kThreads) write_kv_kernel(const KvWriteParams p) {
   let_next_kernel_start();
   const int64_t pair = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
@@ -114,16 +97,11 @@ __global__ void __launch_bounds__(kThreads) write_kv_kernel(const KvWriteParams 
   const int64_t row = e / p.kv_dim;
   const int col = static_cast<int>(e - row * p.kv_dim);
   const int head = col / p.head_dim;
-  const int c = col - head * p.head_dim;
-  const int s = p.row_seq[row];
-  const int pos = p.seq_n_past[s] + static_cast<int>(row - p.seq_first_row[s]);
-  const int64_t block = p.block_ids[p.seq_block_start[s] + pos / p.block_tokens];
-  std::byte* dst = p.kv + block * p.slot_bytes + head * p.head_bytes +
-                   (pos % p.block_tokens) * p.row_bytes + c * static_cast<int64_t>(sizeof(Elem));
+  std::byte* key = kv_key_head(p.slots, row, head);
   wait_for_prior_kernels();
-  store_pair(reinterpret_cast<Elem*>(dst), *reinterpret_cast<const float2*>(p.k + e));
-  store_pair(reinterpret_cast<Elem*>(dst + p.part_bytes),
-             *reinterpret_cast<const float2*>(p.v + e));
+  const int c = col - head * p.head_dim;
+  store_kv_pair(p.slots, key, c, *reinterpret_cast<const float2*>(p.k + e));
+  store_kv_pair(p.slots, key + p.slots.part_bytes, c, *reinterpret_cast<const float2*>(p.v + e));
 }
 
 // ---------------------------------------------------------------------------
@@ -912,35 +890,37 @@ void launch_attention(Kernel kernel, dim3 grid, int64_t smem_bytes, const Attent
 
 }  // namespace
 
-void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
-                   const float* k, const float* v, cudaStream_t stream) {
+KvSlots cuda_kv_slots(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer) {
   check_arena(arena, layer);
   check_batch(batch);
+  return {.kv = arena.base + layer * arena.layer_bytes,
+          .slot_bytes = arena.slot_bytes,
+          .head_bytes = arena.head_bytes,
+          .part_bytes = arena.part_bytes,
+          .row_bytes = arena.head_dim * element_bytes(arena.dtype),
+          .block_tokens = static_cast<int>(arena.block_tokens),
+          .f16 = arena.dtype == WeightType::kF16,
+          .block_ids = batch.block_ids,
+          .seq_block_start = batch.seq_block_start,
+          .seq_first_row = batch.seq_first_row,
+          .seq_n_past = batch.seq_n_past,
+          .row_seq = batch.row_seq};
+}
+
+void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
+                   const float* k, const float* v, cudaStream_t stream) {
+  const KvSlots slots = cuda_kv_slots(arena, batch, layer);
   if (batch.n_rows == 0) return;
   STRATA_CHECK(reinterpret_cast<uintptr_t>(k) % 8 == 0 && reinterpret_cast<uintptr_t>(v) % 8 == 0);
   const int64_t kv_dim = arena.n_kv_heads * arena.head_dim;
-  const KvWriteParams p{.kv = arena.base + layer * arena.layer_bytes,
-                        .slot_bytes = arena.slot_bytes,
-                        .head_bytes = arena.head_bytes,
-                        .part_bytes = arena.part_bytes,
-                        .row_bytes = arena.head_dim * element_bytes(arena.dtype),
-                        .block_tokens = static_cast<int>(arena.block_tokens),
-                        .block_ids = batch.block_ids,
-                        .seq_block_start = batch.seq_block_start,
-                        .seq_first_row = batch.seq_first_row,
-                        .seq_n_past = batch.seq_n_past,
-                        .row_seq = batch.row_seq,
+  const KvWriteParams p{.slots = slots,
                         .k = k,
                         .v = v,
                         .kv_dim = kv_dim,
                         .head_dim = static_cast<int>(arena.head_dim),
                         .n_pairs = batch.n_rows * kv_dim / 2};
   const auto n_blocks = static_cast<unsigned int>(ceil_div64(p.n_pairs, kThreads));
-  if (arena.dtype == WeightType::kF16) {
-    launch_dependent(write_kv_kernel<__half>, dim3(n_blocks), dim3(kThreads), 0, stream, p);
-  } else {
-    launch_dependent(write_kv_kernel<float>, dim3(n_blocks), dim3(kThreads), 0, stream, p);
-  }
+  launch_dependent(write_kv_kernel, dim3(n_blocks), dim3(kThreads), 0, stream, p);
 }
 
 size_t cuda_attention_max_workspace_bytes(int64_t n_rows, int64_t n_heads, int64_t head_dim) {

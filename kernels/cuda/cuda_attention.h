@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/cuda_kv_slots.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/weight_type.h"
 
@@ -52,6 +53,10 @@ struct CudaAttentionBatch {
   int64_t max_seq_keys = 0;  // most keys of one sequence (n_past + its rows)
 };
 
+// Where the batch's new K and V rows go in `layer`: for cuda_finish_qkv,
+// which writes them as it finishes them (instead of cuda_write_kv after it).
+KvSlots cuda_kv_slots(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer);
+
 // Writes each row's new K and V (f32, [n_rows][n_kv_heads * head_dim]) into
 // its slot of the sequence's block for `layer`, converted to arena.dtype.
 void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
@@ -61,7 +66,7 @@ void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, in
 // over the row's sequence keys j at positions <= the row's own (causal),
 // for every row and query head h < n_heads (GQA: kv head h / (n_heads /
 // n_kv_heads)). q and out: f32 [n_rows][n_heads * head_dim]. The rows' own
-// K/V must already be written (cuda_write_kv). `workspace` holds split-K
+// K/V must already be written (cuda_write_kv, or cuda_finish_qkv's kv_out). `workspace` holds split-K
 // partial results; it is grown as needed (not while the stream uses it).
 void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
                     int64_t n_heads, float scale, const float* q, float* out,

@@ -3,6 +3,7 @@
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
+#include "kernels/cuda/cuda_kv_slots.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 
 namespace strata {
@@ -106,8 +107,19 @@ __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* w
   }
 }
 
+// A finished K or V head (compact, `head_dim` floats at `src`) into its slot.
+__device__ void store_kv_head(const KvSlots& slots, int64_t row, int head, bool value,
+                              const float* src, int64_t head_dim) {
+  __syncwarp();  // the elements were written by other lanes
+  std::byte* at = kv_key_head(slots, row, head) + (value ? slots.part_bytes : 0);
+  for (int64_t i = 2 * (threadIdx.x % 32); i < head_dim; i += 64) {
+    store_kv_pair(slots, at, static_cast<int>(i), make_float2(src[i], src[i + 1]));
+  }
+}
+
 // One warp per (row, head) over the Q, K and V heads of every row: the head
-// is copied to its compact place with its bias, then normed and rotated there.
+// is copied to its compact place with its bias, then normed and rotated there
+// (and K and V stored in the KV arena when f.kv_out says where).
 __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, float* v,
                                   bool neox, int64_t n_units) {
   let_next_kernel_start();
@@ -118,6 +130,8 @@ __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, 
   const int64_t heads_per_row = f.n_heads + 2 * f.n_kv_heads;
   const int64_t row = unit / heads_per_row;
   int64_t head = unit % heads_per_row;
+  const bool value = head >= f.n_heads + f.n_kv_heads;
+  const bool key = head >= f.n_heads && !value;
   const int64_t d = f.head_dim;
   const float* src;
   float* dst;
@@ -146,7 +160,10 @@ __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, 
   for (int64_t i = lane; i < d; i += 32) {
     dst[i] = src[i] + (bias != nullptr ? bias[head * d + i] : 0.0f);
   }
-  if (!rotate) return;
+  if (!rotate) {
+    if (f.kv_out.kv != nullptr) store_kv_head(f.kv_out, row, static_cast<int>(head), true, dst, d);
+    return;
+  }
   if (norm != nullptr) {
     float sum_squares = 0.0f;
     for (int64_t i = lane; i < d; i += 32) sum_squares += dst[i] * dst[i];
@@ -166,6 +183,9 @@ __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, 
     const float b = dst[second];
     dst[first] = a * c - b * s;
     dst[second] = a * s + b * c;
+  }
+  if (key && f.kv_out.kv != nullptr) {
+    store_kv_head(f.kv_out, row, static_cast<int>(head), false, dst, d);
   }
 }
 

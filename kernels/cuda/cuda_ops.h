@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/ops.h"
+#include "kernels/cuda/cuda_kv_slots.h"
 
 namespace strata {
 
@@ -42,7 +43,9 @@ struct QkvInput {
 // RMSNorm of Q and K (qwen3; null if none), RoPE of Q and K at
 // positions[row] (device) with inv_freqs [head_dim / 2] (device). Writes
 // compact q [n_rows][n_heads * head_dim], k and v [n_rows][n_kv_heads *
-// head_dim]; an output may be its own input (compact, in place).
+// head_dim]; an output may be its own input (compact, in place). With
+// kv_out (cuda_kv_slots), the finished K and V rows also go into the KV
+// arena, as cuda_write_kv would write them: one launch fewer a layer.
 struct QkvFinish {
   int64_t n_rows = 0;
   int64_t n_heads = 0;
@@ -57,6 +60,7 @@ struct QkvFinish {
   const int32_t* positions = nullptr;
   const float* inv_freqs = nullptr;
   RopeStyle style = RopeStyle::kNormal;
+  KvSlots kv_out;  // kv_out.kv null: K and V go to k and v only
 };
 void cuda_finish_qkv(const QkvInput& in, const QkvFinish& f, float* q, float* k, float* v,
                      cudaStream_t stream);

@@ -18,10 +18,12 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/kv_layout.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cuda/cuda_ops.h"
 #include "kernels/fp16.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
 
@@ -211,42 +213,55 @@ struct DeviceResult {
   std::vector<std::byte> arena;  // after cuda_write_kv
 };
 
+CudaKvArena device_arena(const KvLayout& layout, DeviceBuffer& arena) {
+  return {.base = arena.as<std::byte>(),
+          .slot_bytes = layout.block_bytes(),
+          .block_tokens = layout.block_tokens,
+          .n_kv_heads = layout.n_kv_heads,
+          .head_dim = layout.head_dim,
+          .dtype = layout.dtype,
+          .head_bytes = layout.head_bytes(),
+          .part_bytes = layout.part_bytes(),
+          .layer_bytes = layout.layer_bytes()};
+}
+
+// A HostBatch's arrays on the device, and the CudaAttentionBatch over them.
+struct DeviceBatch {
+  explicit DeviceBatch(const HostBatch& b)
+      : block_ids(to_device(b.block_ids)),
+        seq_block_start(to_device(b.seq_block_start)),
+        seq_first_row(to_device(b.seq_first_row)),
+        seq_n_past(to_device(b.seq_n_past)),
+        row_seq(to_device(b.row_seq)),
+        view{.block_ids = block_ids.as<int32_t>(),
+             .seq_block_start = seq_block_start.as<int32_t>(),
+             .seq_first_row = seq_first_row.as<int32_t>(),
+             .seq_n_past = seq_n_past.as<int32_t>(),
+             .row_seq = row_seq.as<int32_t>(),
+             .n_seqs = b.n_seqs(),
+             .n_rows = b.n_rows(),
+             .max_seq_rows = b.max_seq_rows,
+             .max_seq_keys = b.max_seq_keys} {}
+
+  DeviceBuffer block_ids, seq_block_start, seq_first_row, seq_n_past, row_seq;
+  CudaAttentionBatch view;
+};
+
 DeviceResult attention_on_device(const KvLayout& layout, const HostBatch& b,
                                  const std::vector<std::byte>& arena, const std::vector<float>& q,
                                  const std::vector<float>& k, const std::vector<float>& v,
                                  int64_t n_heads, float scale, DeviceBuffer& workspace) {
   DeviceBuffer d_arena = to_device(std::span<const std::byte>(arena));
-  DeviceBuffer d_block_ids = to_device(b.block_ids);
-  DeviceBuffer d_seq_block_start = to_device(b.seq_block_start);
-  DeviceBuffer d_seq_first_row = to_device(b.seq_first_row);
-  DeviceBuffer d_seq_n_past = to_device(b.seq_n_past);
-  DeviceBuffer d_row_seq = to_device(b.row_seq);
+  const DeviceBatch batch(b);
   DeviceBuffer d_q = to_device(q);
   DeviceBuffer d_k = to_device(k);
   DeviceBuffer d_v = to_device(v);
-  const CudaKvArena kv{.base = d_arena.as<std::byte>(),
-                       .slot_bytes = layout.block_bytes(),
-                       .block_tokens = layout.block_tokens,
-                       .n_kv_heads = layout.n_kv_heads,
-                       .head_dim = layout.head_dim,
-                       .dtype = layout.dtype,
-                       .head_bytes = layout.head_bytes(),
-                       .part_bytes = layout.part_bytes(),
-                       .layer_bytes = layout.layer_bytes()};
-  const CudaAttentionBatch batch{.block_ids = d_block_ids.as<int32_t>(),
-                                 .seq_block_start = d_seq_block_start.as<int32_t>(),
-                                 .seq_first_row = d_seq_first_row.as<int32_t>(),
-                                 .seq_n_past = d_seq_n_past.as<int32_t>(),
-                                 .row_seq = d_row_seq.as<int32_t>(),
-                                 .n_seqs = b.n_seqs(),
-                                 .n_rows = b.n_rows(),
-                                 .max_seq_rows = b.max_seq_rows,
-                                 .max_seq_keys = b.max_seq_keys};
-  cuda_write_kv(kv, batch, kLayer, d_k.as<float>(), d_v.as<float>(), nullptr);
+  const CudaKvArena kv = device_arena(layout, d_arena);
+  cuda_write_kv(kv, batch.view, kLayer, d_k.as<float>(), d_v.as<float>(), nullptr);
   const auto n_out = static_cast<size_t>(b.n_rows() * n_heads * layout.head_dim);
   DeviceBuffer out = poisoned_floats(n_out);
-  cuda_attention(kv, batch, kLayer, n_heads, scale, d_q.as<float>(), out.as<float>(), workspace,
-                 nullptr);
+  cuda_attention(kv, batch.view, kLayer, n_heads, scale, d_q.as<float>(), out.as<float>(),
+                 workspace, nullptr);
   return {.out = to_host<float>(out, n_out), .arena = to_host<std::byte>(d_arena, arena.size())};
 }
 
@@ -420,6 +435,70 @@ TEST(CudaAttentionTest, WorkspaceServesSuccessiveSteps) {
   EXPECT_GT(grown, 0u);
   check_step(kShapes[0], decode_batch({2000}), 601, workspace);
   EXPECT_EQ(workspace.bytes(), grown);
+}
+
+// Q/K/V finishing with kv_out stores K and V as it finishes them: the very
+// bytes cuda_write_kv writes from the finished rows (the CUDA backend relies
+// on it instead of a launch of its own), in every sequence's slots, nothing
+// elsewhere; and its compact outputs are the same.
+TEST(CudaAttentionTest, FinishQkvWritesWhatWriteKvWrites) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(700);
+  const std::vector<Seq> seqs = {{.n_past = 37, .n_rows = 5}, {.n_past = 15, .n_rows = 1},
+                                 {.n_past = 0, .n_rows = 20}};
+  for (const Shape& shape : {kShapes[0], kShapes[3], kShapes[5]}) {
+    SCOPED_TRACE(describe(shape, seqs));
+    const KvLayout layout{.n_layers = kLayers,
+                          .n_kv_heads = shape.n_kv_heads,
+                          .head_dim = shape.head_dim,
+                          .block_tokens = shape.block_tokens,
+                          .dtype = shape.dtype};
+    const HostBatch b = make_batch(seqs, layout, rng);
+    const DeviceBatch batch(b);
+    const std::vector<std::byte> arena = random_arena(layout, b.n_slots, rng);
+    const int64_t q_dim = shape.n_heads() * shape.head_dim;
+    const int64_t kv_dim = shape.n_kv_heads * shape.head_dim;
+    const int64_t width = q_dim + 2 * kv_dim;
+    DeviceBuffer qkv = to_device(random_floats(static_cast<size_t>(b.n_rows() * width), rng));
+    std::vector<int32_t> positions;
+    for (int64_t s = 0; s < b.n_seqs(); ++s) {
+      for (int32_t row = b.seq_first_row[s]; row < b.seq_first_row[s + 1]; ++row) {
+        positions.push_back(b.seq_n_past[s] + row - b.seq_first_row[s]);
+      }
+    }
+    std::vector<float> inv_freqs;
+    for (int64_t i = 0; i < shape.head_dim / 2; ++i) {
+      inv_freqs.push_back(std::pow(10000.0f, -2.0f * static_cast<float>(i) /
+                                                 static_cast<float>(shape.head_dim)));
+    }
+    DeviceBuffer d_positions = to_device(positions), d_inv_freqs = to_device(inv_freqs);
+    const QkvInput in{.q = qkv.as<float>(), .k = qkv.as<float>() + q_dim,
+                      .v = qkv.as<float>() + q_dim + kv_dim, .q_stride = width,
+                      .k_stride = width, .v_stride = width};
+    // Each way: the arena after the step, and the compact K and V.
+    auto finish = [&](bool fused) {
+      DeviceBuffer d_arena = to_device(std::span<const std::byte>(arena));
+      DeviceBuffer q = poisoned_floats(static_cast<size_t>(b.n_rows() * q_dim));
+      DeviceBuffer k = poisoned_floats(static_cast<size_t>(b.n_rows() * kv_dim));
+      DeviceBuffer v = poisoned_floats(static_cast<size_t>(b.n_rows() * kv_dim));
+      const CudaKvArena kv = device_arena(layout, d_arena);
+      QkvFinish f{.n_rows = b.n_rows(), .n_heads = shape.n_heads(),
+                  .n_kv_heads = shape.n_kv_heads, .head_dim = shape.head_dim,
+                  .positions = d_positions.as<int32_t>(), .inv_freqs = d_inv_freqs.as<float>(),
+                  .style = RopeStyle::kNormal, .kv_out = {}};
+      if (fused) f.kv_out = cuda_kv_slots(kv, batch.view, kLayer);
+      cuda_finish_qkv(in, f, q.as<float>(), k.as<float>(), v.as<float>(), nullptr);
+      if (!fused) cuda_write_kv(kv, batch.view, kLayer, k.as<float>(), v.as<float>(), nullptr);
+      const auto n_kv = static_cast<size_t>(b.n_rows() * kv_dim);
+      return std::tuple(to_host<std::byte>(d_arena, arena.size()), to_host<float>(k, n_kv),
+                        to_host<float>(v, n_kv));
+    };
+    const auto [fused_arena, fused_k, fused_v] = finish(true);
+    const auto [arena_after, k_after, v_after] = finish(false);
+    expect_same_bytes(fused_arena, arena_after, layout);
+    EXPECT_EQ(fused_k, k_after);
+    EXPECT_EQ(fused_v, v_after);
+  }
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ TEST(CudaOpsTest, FinishQkvMatchesCpuBiasNormAndRope) {
                            .head_dim = head_dim, .bq = dbq.as<float>(), .bk = dbk.as<float>(),
                            .bv = dbv.as<float>(), .q_norm = dqn.as<float>(),
                            .k_norm = dkn.as<float>(), .eps = 1e-6f, .positions = dpos.as<int32_t>(),
-                           .inv_freqs = dfreq.as<float>(), .style = style},
+                           .inv_freqs = dfreq.as<float>(), .style = style, .kv_out = {}},
                           dq.as<float>(), dk.as<float>(), dv.as<float>(), nullptr);
           const std::string what = "head_dim " + std::to_string(head_dim) + " neox " +
                                    std::to_string(style == RopeStyle::kNeox) + " qwen " +
