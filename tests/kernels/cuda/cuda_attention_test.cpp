@@ -76,6 +76,14 @@ struct Shape {
   }
 };
 
+KvLayout layout_for(const Shape& shape) {
+  return {.n_layers = kLayers,
+          .n_kv_heads = shape.n_kv_heads,
+          .head_dim = shape.head_dim,
+          .block_tokens = shape.block_tokens,
+          .dtype = shape.dtype};
+}
+
 std::string describe(const Shape& shape, const std::vector<Seq>& seqs) {
   std::ostringstream s;
   s << (shape.dtype == WeightType::kF16 ? "f16" : "f32") << " head_dim " << shape.head_dim
@@ -305,11 +313,7 @@ void check_step(const Shape& shape, const std::vector<Seq>& seqs, uint32_t seed,
                 DeviceBuffer& workspace) {
   SCOPED_TRACE(describe(shape, seqs));
   std::mt19937 rng(seed);
-  const KvLayout layout{.n_layers = kLayers,
-                        .n_kv_heads = shape.n_kv_heads,
-                        .head_dim = shape.head_dim,
-                        .block_tokens = shape.block_tokens,
-                        .dtype = shape.dtype};
+  const KvLayout layout = layout_for(shape);
   const HostBatch b = make_batch(seqs, layout, rng);
   std::vector<std::byte> arena = random_arena(layout, b.n_slots, rng);
   const int64_t q_dim = shape.n_heads() * shape.head_dim;
@@ -448,11 +452,7 @@ TEST(CudaAttentionTest, FinishQkvWritesWhatWriteKvWrites) {
                                  {.n_past = 0, .n_rows = 20}};
   for (const Shape& shape : {kShapes[0], kShapes[3], kShapes[5]}) {
     SCOPED_TRACE(describe(shape, seqs));
-    const KvLayout layout{.n_layers = kLayers,
-                          .n_kv_heads = shape.n_kv_heads,
-                          .head_dim = shape.head_dim,
-                          .block_tokens = shape.block_tokens,
-                          .dtype = shape.dtype};
+    const KvLayout layout = layout_for(shape);
     const HostBatch b = make_batch(seqs, layout, rng);
     const DeviceBatch batch(b);
     const std::vector<std::byte> arena = random_arena(layout, b.n_slots, rng);
