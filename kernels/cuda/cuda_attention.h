@@ -66,8 +66,9 @@ void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, in
 // over the row's sequence keys j at positions <= the row's own (causal),
 // for every row and query head h < n_heads (GQA: kv head h / (n_heads /
 // n_kv_heads)). q and out: f32 [n_rows][n_heads * head_dim]. The rows' own
-// K/V must already be written (cuda_write_kv, or cuda_finish_qkv's kv_out). `workspace` holds split-K
-// partial results; it is grown as needed (not while the stream uses it).
+// K/V must already be written (cuda_write_kv, or cuda_finish_qkv's
+// kv_out). `workspace` holds split-K partial results; it is grown as needed
+// (not while the stream uses it).
 void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
                     int64_t n_heads, float scale, const float* q, float* out,
                     DeviceBuffer& workspace, cudaStream_t stream);
