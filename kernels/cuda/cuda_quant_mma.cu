@@ -66,10 +66,8 @@ struct MmaConfig {
   // split among blocks instead (plan_for).
   static constexpr int kRowGroups = kTokenTiles == 1 ? 1 : kWarps;
   static constexpr int kSplits = kWarps / kRowGroups;
-  // Slabs whose loads are issued before any is used: bytes in flight, within
-  // 128 registers (two blocks an SM).
-  // (Q4_K at 8 token tiles spills 8 bytes with 2; it is the configuration
-  // measured on the H200, and 1 was not.)
+  // Slabs whose loads are in flight at once (each reloaded as it is used),
+  // within 128 registers (two blocks an SM).
   static constexpr int kUnroll =
       kTokenTiles == 1 && sizeof(typename Unit<kType>::Raw) <= 32 ? 4 : 2;
   // The staged x tile's budget, sized for 8 padded tokens (fewer real tokens
@@ -256,21 +254,27 @@ __device__ void mma_unit(const typename Unit<kType>::Raw (&raw)[2], int u, bool 
   }
 }
 
-// Issues the loads of the unrolled slabs s0 + r * kSplits (r < kUnroll) of
-// both rows; units past the tile's n_units read as zeros.
+// Issues the loads of the tile's unit u of both rows; units past the tile's
+// n_units read as zeros.
+template <WeightType kType>
+__device__ __forceinline__ void load_slab(const RowView (&rows)[2], int u0, int u, int n_units,
+                                          typename Unit<kType>::Raw (&raw)[2]) {
+  if (u < n_units) {
+    raw[0] = Unit<kType>::load(rows[0], u0 + u);
+    raw[1] = Unit<kType>::load(rows[1], u0 + u);
+  } else {
+    raw[0] = typename Unit<kType>::Raw{};
+    raw[1] = typename Unit<kType>::Raw{};
+  }
+}
+
+// Issues the loads of the unrolled slabs s0 + r * kSplits (r < kUnroll).
 template <WeightType kType, int kUnroll, int kSplits>
 __device__ void load_slabs(const RowView (&rows)[2], int u0, int s0, int n_units, int t,
                            typename Unit<kType>::Raw (&raw)[kUnroll][2]) {
 #pragma unroll
   for (int r = 0; r < kUnroll; ++r) {
-    const int u = kSlabUnits * (s0 + r * kSplits) + t;
-    if (u < n_units) {
-      raw[r][0] = Unit<kType>::load(rows[0], u0 + u);
-      raw[r][1] = Unit<kType>::load(rows[1], u0 + u);
-    } else {
-      raw[r][0] = typename Unit<kType>::Raw{};
-      raw[r][1] = typename Unit<kType>::Raw{};
-    }
+    load_slab<kType>(rows, u0, kSlabUnits * (s0 + r * kSplits) + t, n_units, raw[r]);
   }
 }
 
@@ -343,7 +347,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
       stage_x<kType, false>(p, u0, n_units, smem);
     }
     __syncthreads();
-    while (s0 < n_slabs) {  // the same for the whole warp
+    // Each slot is reloaded with the slab kUnroll rounds ahead as soon as
+    // its own is used, so the next round's loads fly while this one computes.
+    for (; s0 < n_slabs; s0 += C::kSplits * C::kUnroll) {  // the same for the whole warp
 #pragma unroll
       for (int r = 0; r < C::kUnroll; ++r) {
         const int s = s0 + r * C::kSplits;
@@ -352,9 +358,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
         mma_unit<kType, kTokenTiles>(raw[r], u0 + u, u < n_units, real_token,
                                      smem + g * p.token_words + u * P::kUnitWords, p.token_words,
                                      acc);
+        const int next = s + C::kSplits * C::kUnroll;
+        if (next < n_slabs) load_slab<kType>(rows, u0, kSlabUnits * next + t, n_units, raw[r]);
       }
-      s0 += C::kSplits * C::kUnroll;
-      if (s0 < n_slabs) load_slabs<kType, C::kUnroll, C::kSplits>(rows, u0, s0, n_units, t, raw);
     }
   }
 
