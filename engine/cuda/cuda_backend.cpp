@@ -6,6 +6,7 @@
 
 #include "common/check.h"
 #include "engine/cpu/token_batch.h"
+#include "engine/cuda/cuda_kv_arena.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -17,16 +18,8 @@ namespace {
 constexpr int64_t kSlotAlignment = 256;
 
 CudaKvArena arena_view(const KvLayout& layout, std::byte* base) {
-  return CudaKvArena{.base = base,
-                     .slot_bytes = (layout.block_bytes() + kSlotAlignment - 1) / kSlotAlignment *
-                                   kSlotAlignment,
-                     .block_tokens = layout.block_tokens,
-                     .n_kv_heads = layout.n_kv_heads,
-                     .head_dim = layout.head_dim,
-                     .dtype = layout.dtype,
-                     .head_bytes = layout.head_bytes(),
-                     .part_bytes = layout.part_bytes(),
-                     .layer_bytes = layout.layer_bytes()};
+  return cuda_kv_arena(
+      layout, base, (layout.block_bytes() + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment);
 }
 
 // Grows a cudaHostAlloc'd buffer to hold at least `bytes` (contents lost).

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/cuda/cuda_kv_arena.h"
 #include "engine/kv_layout.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -221,16 +222,9 @@ struct DeviceResult {
   std::vector<std::byte> arena;  // after cuda_write_kv
 };
 
+// The device copy of the host arena: unpadded slots, as the host's.
 CudaKvArena device_arena(const KvLayout& layout, DeviceBuffer& arena) {
-  return {.base = arena.as<std::byte>(),
-          .slot_bytes = layout.block_bytes(),
-          .block_tokens = layout.block_tokens,
-          .n_kv_heads = layout.n_kv_heads,
-          .head_dim = layout.head_dim,
-          .dtype = layout.dtype,
-          .head_bytes = layout.head_bytes(),
-          .part_bytes = layout.part_bytes(),
-          .layer_bytes = layout.layer_bytes()};
+  return cuda_kv_arena(layout, arena.as<std::byte>(), layout.block_bytes());
 }
 
 // A HostBatch's arrays on the device, and the CudaAttentionBatch over them.
