@@ -93,6 +93,7 @@ struct MmaParams {
   // each; block b takes gate rows 8b + g and up rows swiglu_n + 8b + g, and y
   // is [n_tokens][swiglu_n] of silu(gate) * up.
   int64_t swiglu_n;
+  int64_t row_blocks;  // row blocks of the product (mma_resident_decode_kernel walks them)
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -278,14 +279,49 @@ __device__ void load_slabs(const RowView (&rows)[2], int u0, int s0, int n_units
   }
 }
 
-// The fused SwiGLU's outputs of a block (see MmaParams::swiglu_n): its
-// partial sums' rows r < 8 are gates, r + 8 the ups of the same outputs,
-// added in split order as the plain outputs are.
+// Stores a warp's sums of its 16 rows (local_row = the lane's first) as
+// split `split` of the block's partial sums, [split][row][token]: rows are
+// as wide as the real tokens (odd counts: one more).
+template <int kTokenTiles, int kBlockRows>
+__device__ void store_warp_sums(const float (&acc)[kTokenTiles][4], float* partial, int split,
+                                int local_row, int t, int n_tokens) {
+  constexpr int kTokensPad = 8 * kTokenTiles;
+#pragma unroll
+  for (int tile = 0; tile < kTokenTiles; ++tile) {
+    const int token = 8 * tile + 2 * t;
+    if (token >= n_tokens) break;
+    float* at = partial + (split * kBlockRows + local_row) * kTokensPad + token;
+    at[0] = acc[tile][0];
+    at[1] = acc[tile][1];
+    at[8 * kTokensPad] = acc[tile][2];  // row + 8
+    at[8 * kTokensPad + 1] = acc[tile][3];
+  }
+}
+
+// Row block `row_block`'s outputs into out ([n_tokens][n_rows]): each row's
+// partial sums added in split order.
 template <int kSplits, int kBlockRows, int kTokensPad>
-__device__ void swiglu_epilogue(const MmaParams& p, const float* partial) {
+__device__ void write_row_block(const MmaParams& p, const float* partial, int64_t row_block,
+                                float* out) {
+  for (int i = static_cast<int>(threadIdx.x); i < kBlockRows * p.n_tokens; i += kThreads) {
+    const int r = i % kBlockRows, token = i / kBlockRows;
+    const int64_t row = row_block * kBlockRows + r;
+    if (row >= p.w.n_rows) continue;
+    float sum = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kSplits; ++s) sum += partial[(s * kBlockRows + r) * kTokensPad + token];
+    out[static_cast<int64_t>(token) * p.w.n_rows + row] = sum;
+  }
+}
+
+// The fused SwiGLU's outputs of row block `row_block` (see
+// MmaParams::swiglu_n): its partial sums' rows r < 8 are gates, r + 8 the
+// ups of the same outputs, added in split order as the plain outputs are.
+template <int kSplits, int kBlockRows, int kTokensPad>
+__device__ void swiglu_epilogue(const MmaParams& p, const float* partial, int64_t row_block) {
   for (int i = static_cast<int>(threadIdx.x); i < 8 * p.n_tokens; i += kThreads) {
     const int r = i % 8, token = i / 8;
-    const int64_t out = static_cast<int64_t>(blockIdx.x) * 8 + r;
+    const int64_t out = row_block * 8 + r;
     if (out >= p.swiglu_n) continue;
     float gate = 0.0f, up = 0.0f;
 #pragma unroll
@@ -295,6 +331,21 @@ __device__ void swiglu_epilogue(const MmaParams& p, const float* partial) {
     }
     p.y[token * p.swiglu_n + out] = silu_times(gate, up);
   }
+}
+
+// The rows whose units lane g of a decode warp (one row group of 16) loads
+// in row block rb: g and g + 8 of its 16, or with the fused SwiGLU gate row
+// 8 rb + g and its up row (clamped: rows past the end load a real row,
+// whose outputs are never written).
+__device__ __forceinline__ void decode_lane_rows(const MmaParams& p, int64_t rb, int g,
+                                                 RowView (&rows)[2]) {
+  int64_t r0 = rb * kRowsPerWarp + g, r1 = r0 + 8;
+  if (p.swiglu_n > 0) {
+    r0 = min(rb * 8 + g, p.swiglu_n - 1);
+    r1 = p.swiglu_n + r0;
+  }
+  rows[0] = p.w.row(min(r0, p.w.n_rows - 1));
+  rows[1] = p.w.row(min(r1, p.w.n_rows - 1));
 }
 
 // Block (x, y): rows [x * kBlockRows, + kBlockRows) over units
@@ -313,16 +364,14 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int g = lane / 4, t = lane % 4;
   const int row_group = warp / C::kSplits, split = warp % C::kSplits;
-  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kBlockRows + row_group * kRowsPerWarp;
-  const int64_t last_row = p.w.n_rows - 1;
-  int64_t lane_rows[2] = {row0 + g, row0 + g + 8};
-  if (kTokenTiles == 1 && p.swiglu_n > 0) {
-    const int64_t i = min(static_cast<int64_t>(blockIdx.x) * 8 + g, p.swiglu_n - 1);
-    lane_rows[0] = i;
-    lane_rows[1] = p.swiglu_n + i;
+  RowView rows[2];
+  if constexpr (kTokenTiles == 1) {
+    decode_lane_rows(p, blockIdx.x, g, rows);
+  } else {
+    const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kBlockRows + row_group * kRowsPerWarp;
+    rows[0] = p.w.row(min(row0 + g, p.w.n_rows - 1));
+    rows[1] = p.w.row(min(row0 + g + 8, p.w.n_rows - 1));
   }
-  const RowView rows[2] = {p.w.row(min(lane_rows[0], last_row)),
-                           p.w.row(min(lane_rows[1], last_row))};
   const int units_per_row = p.w.row_length / P::kElems;
   const int k_begin = static_cast<int>(blockIdx.y) * p.units_per_split;
   const int k_end = min(k_begin + p.units_per_split, units_per_row);
@@ -368,31 +417,92 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
   wait_for_prior_kernels();  // a no-op here, unless the block had no tile: it writes only now
   __syncthreads();
   float* partial = reinterpret_cast<float*>(smem);
-  const int local_row = row_group * kRowsPerWarp + g;
-#pragma unroll
-  for (int tile = 0; tile < kTokenTiles; ++tile) {
-    const int token = 8 * tile + 2 * t;
-    if (token >= p.n_tokens) break;  // rows are as wide as the real tokens (odd counts: one more)
-    float* at = partial + (split * kBlockRows + local_row) * kTokensPad + token;
-    at[0] = acc[tile][0];
-    at[1] = acc[tile][1];
-    at[8 * kTokensPad] = acc[tile][2];  // row + 8
-    at[8 * kTokensPad + 1] = acc[tile][3];
-  }
+  store_warp_sums<kTokenTiles, kBlockRows>(acc, partial, split, row_group * kRowsPerWarp + g, t,
+                                           p.n_tokens);
   __syncthreads();
   if (kTokenTiles == 1 && p.swiglu_n > 0) {
-    swiglu_epilogue<C::kSplits, kBlockRows, kTokensPad>(p, partial);
+    swiglu_epilogue<C::kSplits, kBlockRows, kTokensPad>(p, partial, blockIdx.x);
     return;
   }
   float* out = gridDim.y == 1 ? p.y : p.partials + blockIdx.y * int64_t{p.n_tokens} * p.w.n_rows;
-  for (int i = static_cast<int>(threadIdx.x); i < kBlockRows * p.n_tokens; i += kThreads) {
-    const int r = i % kBlockRows, token = i / kBlockRows;
-    const int64_t row = static_cast<int64_t>(blockIdx.x) * kBlockRows + r;
-    if (row >= p.w.n_rows) continue;
-    float sum = 0.0f;
+  write_row_block<C::kSplits, kBlockRows, kTokensPad>(p, partial, blockIdx.x, out);
+}
+
+// Decode products (up to 8 tokens) whose whole row is one staged x tile and
+// a whole number of unrolled rounds for every warp (plan_for): blocks stay
+// resident and walk row blocks blockIdx.x, + gridDim.x, ... For a block of
+// mma_matmul_kernel, x is staged before its arithmetic, and its loads and
+// its arithmetic take turns; here x is staged once, each warp's slabs of
+// successive row blocks are one stream of loads (each register slot
+// reloaded with the slab kUnroll ahead as soon as it is used: the next row
+// block's first slabs fly while this one finishes), and the warps' sums of
+// a row block meet in one of two shared buffers while the next one
+// computes. Each row's sum runs in the same order as in mma_matmul_kernel
+// (warp w takes slabs w, w + 8, ...; the warps' sums added in warp order):
+// the same bits.
+template <WeightType kType>
+__global__ void __launch_bounds__(kThreads, 2) mma_resident_decode_kernel(MmaParams p) {
+  using C = MmaConfig<kType, 1>;
+  using P = PairUnit<kType>;
+  using Raw = typename Unit<kType>::Raw;
+  static_assert(C::kRowGroups == 1 && C::kSplits == kWarps);
+  constexpr int kUnroll = C::kUnroll;
+  constexpr int kPartialFloats = kWarps * kRowsPerWarp * 8;  // one row block's warp sums
+  extern __shared__ uint32_t smem[];
+
+  let_next_kernel_start();  // it waits for this kernel's writes before it reads them
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int g = lane / 4, t = lane % 4;
+  const int n_units = p.w.row_length / P::kElems;
+  const int warp_slabs = n_units / (kSlabUnits * kWarps);  // a multiple of kUnroll
+  const int n_row_blocks =
+      static_cast<int>((p.row_blocks - blockIdx.x + gridDim.x - 1) / gridDim.x);
+  const int n_items = n_row_blocks * warp_slabs;
+  // Item i of the warp's stream: slab warp + kWarps * (i % warp_slabs) of
+  // its block's row block i / warp_slabs.
+  const auto load_item = [&](int i, Raw(&raw)[2]) {
+    RowView rows[2];
+    decode_lane_rows(p, blockIdx.x + static_cast<int64_t>(i / warp_slabs) * gridDim.x, g, rows);
+    load_slab<kType>(rows, 0, kSlabUnits * (warp + kWarps * (i % warp_slabs)) + t, n_units, raw);
+  };
+
+  Raw raw[kUnroll][2];
 #pragma unroll
-    for (int s = 0; s < C::kSplits; ++s) sum += partial[(s * kBlockRows + r) * kTokensPad + token];
-    out[static_cast<int64_t>(token) * p.w.n_rows + row] = sum;
+  for (int r = 0; r < kUnroll; ++r) load_item(r, raw[r]);  // n_items >= kUnroll: in flight
+  wait_for_prior_kernels();  // x is theirs (the weights above are not)
+  if (p.x_pairs_aligned) {
+    stage_x<kType, true>(p, 0, n_units, smem);
+  } else {
+    stage_x<kType, false>(p, 0, n_units, smem);
+  }
+  float* partials = reinterpret_cast<float*>(smem + p.n_tokens * p.token_words);  // 2 buffers
+  __syncthreads();
+
+  const bool real_token[1] = {g < p.n_tokens};
+  const uint32_t* x_lane = smem + g * p.token_words;
+  for (int j = 0; j < n_row_blocks; ++j) {
+    float acc[1][4] = {};
+    for (int k0 = 0; k0 < warp_slabs; k0 += kUnroll) {
+#pragma unroll
+      for (int r = 0; r < kUnroll; ++r) {
+        const int u = kSlabUnits * (warp + kWarps * (k0 + r)) + t;
+        mma_unit<kType, 1>(raw[r], u, true, real_token, x_lane + u * P::kUnitWords, p.token_words,
+                           acc);
+        const int next = j * warp_slabs + k0 + r + kUnroll;
+        if (next < n_items) load_item(next, raw[r]);
+      }
+    }
+    // Buffer j % 2: the sync after row block j + 1's sums are stored comes
+    // after every thread has written row block j, so j + 2 may reuse it.
+    float* partial = partials + (j % 2) * kPartialFloats;
+    store_warp_sums<1, kRowsPerWarp>(acc, partial, warp, g, t, p.n_tokens);
+    __syncthreads();
+    const int64_t row_block = blockIdx.x + static_cast<int64_t>(j) * gridDim.x;
+    if (p.swiglu_n > 0) {
+      swiglu_epilogue<kWarps, kRowsPerWarp, 8>(p, partial, row_block);
+    } else {
+      write_row_block<kWarps, kRowsPerWarp, 8>(p, partial, row_block, p.y);
+    }
   }
 }
 
@@ -446,6 +556,9 @@ struct MmaPlan {
   int tile_units = 0;
   int token_words = 0;
   int64_t smem_bytes = 0;
+  // Decode products that mma_resident_decode_kernel may take: its shared
+  // memory (the x tile, then two buffers of warp sums), 0 if it may not.
+  int64_t resident_smem_bytes = 0;
 };
 
 // Depends on the shape and on which kTokenTiles config, never on how many of
@@ -483,7 +596,32 @@ MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens) {
   const int64_t partial_bytes = int64_t{4} * C::kSplits * kRowsPerWarp * C::kRowGroups * kTokensPad;
   plan.smem_bytes = std::max(tile_bytes, partial_bytes);
   STRATA_CHECK(plan.smem_bytes <= C::kSmemBytes, "x tile of ", plan.smem_bytes, " bytes");
+  // Resident decode blocks: the whole row in one tile, every warp the same
+  // whole number of unrolled rounds, and room for the two buffers at 8 tokens.
+  const int64_t resident_bytes = int64_t{4} * 8 * plan.token_words + 2 * partial_bytes;
+  if (kTokenTiles == 1 && plan.k_splits == 1 && plan.tile_units == units_per_row &&
+      units_per_row % (kSlabUnits * kWarps * C::kUnroll) == 0 &&
+      resident_bytes <= C::kSmemBytes) {
+    plan.resident_smem_bytes = tile_bytes + 2 * partial_bytes;
+  }
   return plan;
+}
+
+// Blocks of mma_resident_decode_kernel for this plan: as many as fit the
+// GPU at once, evened out so that each walks the same number of row blocks
+// (to one); 0 when the row blocks fit in one wave (nothing to walk).
+template <WeightType kType>
+int64_t resident_grid(const MmaPlan& plan) {
+  if (plan.resident_smem_bytes == 0) return 0;
+  auto* kernel = mma_resident_decode_kernel<kType>;
+  STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(plan.resident_smem_bytes)));
+  int per_sm = 0;
+  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, kernel, kThreads, static_cast<size_t>(plan.resident_smem_bytes)));
+  const int64_t wave = int64_t{per_sm} * cuda_multiprocessor_count();
+  if (wave == 0 || plan.row_blocks <= wave) return 0;
+  return ceil_div(plan.row_blocks, ceil_div(plan.row_blocks, wave));
 }
 
 template <typename Fn>
@@ -499,6 +637,14 @@ void launch(MmaParams p, const MmaPlan& plan, cudaStream_t stream) {
   p.units_per_split = plan.units_per_split;
   p.tile_units = plan.tile_units;
   p.token_words = plan.token_words;
+  p.row_blocks = plan.row_blocks;
+  if constexpr (kTokenTiles == 1) {
+    if (const int64_t grid = resident_grid<kType>(plan); grid > 0) {
+      launch_dependent(mma_resident_decode_kernel<kType>, dim3(static_cast<unsigned>(grid)),
+                       dim3(kThreads), static_cast<size_t>(plan.resident_smem_bytes), stream, p);
+      return;
+    }
+  }
   auto* kernel = mma_matmul_kernel<kType, kTokenTiles>;
   if (plan.smem_bytes > (48 << 10)) {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -538,6 +684,16 @@ int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens) {
   return floats;
 }
 
+bool cuda_mma_walks_resident(const CudaWeightMatrix& w, int64_t n_tokens) {
+  if (n_tokens > 8 || !cuda_mma_supports(w, n_tokens)) return false;
+  bool resident = false;
+  with_mma_type(w.type(), [&](auto type) {
+    constexpr WeightType kType = decltype(type)::value;
+    resident = resident_grid<kType>(plan_for<kType, 1>(w, n_tokens)) > 0;
+  });
+  return resident;
+}
+
 namespace {
 
 // cuda_mma_matmul, or with swiglu_n > 0 cuda_mma_swiglu (see MmaParams).
@@ -552,7 +708,8 @@ void run_mma(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float*
                     .tile_units = 0,
                     .token_words = 0,
                     .x_pairs_aligned = reinterpret_cast<uintptr_t>(x) % 8 == 0,
-                    .swiglu_n = swiglu_n};
+                    .swiglu_n = swiglu_n,
+                    .row_blocks = 0};
   with_mma_type(w.type(), [&](auto type) {
     with_token_tiles(n_tokens, [&](auto tiles) {
       constexpr WeightType kType = decltype(type)::value;

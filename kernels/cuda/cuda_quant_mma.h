@@ -28,6 +28,12 @@ bool cuda_mma_supports(const CudaWeightMatrix& w, int64_t n_tokens);
 // sums when the rows are split among blocks; 0 for up to 8 tokens).
 int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens);
 
+// Whether a product of up to 8 tokens runs in blocks that stay resident and
+// walk several row blocks each (rows that fit one staged x tile, more row
+// blocks than fit the GPU at once): the same bits as the one-row-block
+// blocks it replaces. Exposed for tests.
+bool cuda_mma_walks_resident(const CudaWeightMatrix& w, int64_t n_tokens);
+
 // Enqueues the product on `stream`; x and y are device f32 arrays that do not
 // overlap, scratch holds cuda_mma_scratch_floats(w, n_tokens) floats (may be
 // null when that is 0). Requires cuda_mma_supports(w, n_tokens).

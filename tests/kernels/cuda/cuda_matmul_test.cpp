@@ -23,6 +23,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_quant_mma.h"
 #include "kernels/cuda/cuda_weights.h"
@@ -398,6 +399,74 @@ TEST_P(CudaMatmulTypeTest, SwigluGivesTheBitsOfProductThenSilu) {
       }
     }
   }
+}
+
+// Rows [first, first + count) of m as a matrix of their own.
+HostMatrix rows_of(const HostMatrix& m, int64_t first, int64_t count) {
+  const auto row_bytes = static_cast<int64_t>(m.bytes.size()) / m.n_rows;
+  HostMatrix part{m.type, count, m.row_length, {}, {}};
+  part.bytes.assign(m.bytes.begin() + first * row_bytes,
+                    m.bytes.begin() + (first + count) * row_bytes);
+  part.decoded.assign(m.decoded.begin() + first * m.row_length,
+                      m.decoded.begin() + (first + count) * m.row_length);
+  return part;
+}
+
+// Decode products with more row blocks than fit the GPU at once run in
+// resident blocks that walk several row blocks each (three here, so both
+// buffers of warp sums are reused). Every row must get the bits the
+// one-row-block kernel gives it, which runs the first and last 40 rows as
+// matrices of their own; the fused SwiGLU must still give the bits of the
+// product then cuda_silu_mul.
+TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const WeightType type = GetParam();
+  std::mt19937 rng(19);
+  Stream stream;
+  CudaMatmul mm(stream.get());
+  // F16 rows of 4,096 do not fit one staged x tile with their padding.
+  const int64_t row_length = type == WeightType::kF16 ? 2048 : 4096;
+  const int64_t n = 8 * 5 * int64_t{cuda_multiprocessor_count()} + 3;  // SwiGLU outputs
+  const HostMatrix m = make_matrix(type, 2 * n, row_length, rng);
+  const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+  if (!cuda_mma_supports(w, 1)) GTEST_SKIP() << "no tensor-core kernel for " << weight_type_name(type);
+  ASSERT_TRUE(cuda_mma_walks_resident(w, 1)) << describe(m, 1);
+  constexpr int64_t kFew = 40;
+  for (int64_t first : {int64_t{0}, m.n_rows - kFew}) {
+    const HostMatrix part = rows_of(m, first, kFew);
+    const CudaWeightMatrix wp = CudaWeightMatrix::upload(part.view());
+    ASSERT_FALSE(cuda_mma_walks_resident(wp, 1));
+    for (int64_t n_tokens : {1, 3, 8}) {
+      const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
+      const std::vector<float> whole = cuda_matmul(mm, w, x, n_tokens);
+      const std::vector<float> alone = cuda_matmul(mm, wp, x, n_tokens);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        EXPECT_EQ(std::memcmp(whole.data() + t * m.n_rows + first, alone.data() + t * kFew,
+                              kFew * sizeof(float)),
+                  0)
+            << describe(m, n_tokens) << ", rows from " << first << ", token " << t;
+      }
+    }
+  }
+
+  const std::vector<float> x = random_floats(static_cast<size_t>(3 * row_length), rng);
+  const std::vector<float> product = cuda_matmul(mm, w, x, 3);
+  const Reference ref = reference(m, x, 3);
+  EXPECT_LT(scaled_error(product, ref.y, ref), kMmaTolerance) << describe(m, 3);
+
+  ASSERT_TRUE(mm.fuses_swiglu(w, 3));
+  const DeviceBuffer gate_up = to_device(product);
+  const DeviceBuffer expected = poisoned_floats(static_cast<size_t>(3 * n));
+  cuda_silu_mul(gate_up.as<float>(), gate_up.as<float>() + n, 2 * n, 3, n, expected.as<float>(),
+                stream.get());
+  const DeviceBuffer dx = to_device(x);
+  const DeviceBuffer out = poisoned_floats(static_cast<size_t>(3 * n));
+  mm.run_swiglu(w, dx.as<float>(), 3, out.as<float>());
+  STRATA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  const std::vector<float> want = to_host<float>(expected, static_cast<size_t>(3 * n));
+  const std::vector<float> got = to_host<float>(out, static_cast<size_t>(3 * n));
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+      << describe(m, 3) << ": relative error " << relative_error(got, want);
 }
 
 TEST(CudaMatmulTest, SwigluIsFusedForDecodeBatchesOfEvenRows) {
