@@ -429,7 +429,9 @@ TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
   const int64_t n = 8 * 5 * int64_t{cuda_multiprocessor_count()} + 3;  // SwiGLU outputs
   const HostMatrix m = make_matrix(type, 2 * n, row_length, rng);
   const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
-  if (!cuda_mma_supports(w, 1)) GTEST_SKIP() << "no tensor-core kernel for " << weight_type_name(type);
+  if (!cuda_mma_supports(w, 1)) {
+    GTEST_SKIP() << "no tensor-core kernel for " << weight_type_name(type);
+  }
   ASSERT_TRUE(cuda_mma_walks_resident(w, 1)) << describe(m, 1);
   constexpr int64_t kFew = 40;
   for (int64_t first : {int64_t{0}, m.n_rows - kFew}) {
