@@ -380,14 +380,21 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
 #pragma unroll
   for (int tile = 0; tile < kTokenTiles; ++tile) real_token[tile] = 8 * tile + g < p.n_tokens;
   float acc[kTokenTiles][4] = {};
+  // Split w's slabs are w, w + kSplits, ...: all the splits stay busy on
+  // short rows, and at each unrolled step they read neighbouring slabs.
+  // Each slot is reloaded as soon as its own slab is used: with the slab
+  // kUnroll rounds ahead, so the next round's loads fly while this one
+  // computes, or past the tile's last round with its slab of the next tile's
+  // first round, so those fly across the restaging of x. (A slot unused in
+  // a tile is unused in the next: tiles never grow.)
+  Raw raw[C::kUnroll][2];
+  const int first_units = min(p.tile_units, k_end - k_begin);
+  load_slabs<kType, C::kUnroll, C::kSplits>(rows, k_begin, split, first_units, t, raw);
   for (int u0 = k_begin; u0 < k_end; u0 += p.tile_units) {
     const int n_units = min(p.tile_units, k_end - u0);
     const int n_slabs = (n_units + kSlabUnits - 1) / kSlabUnits;
-    // Split w's slabs are w, w + kSplits, ...: all the splits stay busy on
-    // short rows, and at each unrolled step they read neighbouring slabs.
-    int s0 = split;
-    Raw raw[C::kUnroll][2];
-    load_slabs<kType, C::kUnroll, C::kSplits>(rows, u0, s0, n_units, t, raw);  // in flight
+    const int next_u0 = u0 + p.tile_units;
+    const int next_n_units = min(p.tile_units, k_end - next_u0);  // <= 0: no next tile
     wait_for_prior_kernels();  // x is theirs (the weights above are not)
     __syncthreads();  // the previous tile is no longer read
     if (p.x_pairs_aligned) {
@@ -396,9 +403,7 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
       stage_x<kType, false>(p, u0, n_units, smem);
     }
     __syncthreads();
-    // Each slot is reloaded with the slab kUnroll rounds ahead as soon as
-    // its own is used, so the next round's loads fly while this one computes.
-    for (; s0 < n_slabs; s0 += C::kSplits * C::kUnroll) {  // the same for the whole warp
+    for (int s0 = split; s0 < n_slabs; s0 += C::kSplits * C::kUnroll) {  // the same for the warp
 #pragma unroll
       for (int r = 0; r < C::kUnroll; ++r) {
         const int s = s0 + r * C::kSplits;
@@ -408,7 +413,12 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
                                      smem + g * p.token_words + u * P::kUnitWords, p.token_words,
                                      acc);
         const int next = s + C::kSplits * C::kUnroll;
-        if (next < n_slabs) load_slab<kType>(rows, u0, kSlabUnits * next + t, n_units, raw[r]);
+        if (next < n_slabs) {
+          load_slab<kType>(rows, u0, kSlabUnits * next + t, n_units, raw[r]);
+        } else if (next_n_units > 0) {
+          load_slab<kType>(rows, next_u0, kSlabUnits * (split + r * C::kSplits) + t,
+                           next_n_units, raw[r]);
+        }
       }
     }
   }
