@@ -15,7 +15,10 @@
 // them. Part i of a row at position pos exists iff i * part_keys <= pos, so
 // every part the combine reads holds at least one visible key.
 //
-// Two kernels, one launch per call:
+// Sequences with one row over a short context are cuda_decode_attention's
+// (cuda_decode_attention.h) where the model fits it: launched first, and the
+// tile kernels and the combine skip them. For the rest, two kernels, one
+// launch per call:
 // - attention_mma_kernel: f16 K/V, head_dim 64 or 128. Tensor cores
 //   (mma.sync m16n8k16, f32 accumulate); 4 warps x 16 queries, 64-key stages
 //   double-buffered with cp.async. A tile with few queries (decode: 1 row x
@@ -36,6 +39,7 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_kv_slots.cuh"
@@ -131,7 +135,16 @@ struct AttentionParams {
   // Split-K partial results, null when n_parts == 1 (results go to out).
   float* part_acc = nullptr;  // [n_rows][n_heads][n_parts][head_dim], unnormalised o
   float* part_ml = nullptr;   // [n_rows][n_heads][n_parts][2]: m, l
+  // Sequences that decode_attention_takes_sequence are cuda_decode_attention's.
+  bool short_decodes_elsewhere = false;
 };
+
+// Whether sequence `seq` is left to cuda_decode_attention.
+__device__ __forceinline__ bool decoded_elsewhere(const AttentionParams& p, int seq) {
+  if (!p.short_decodes_elsewhere) return false;
+  const int rows = p.seq_first_row[seq + 1] - p.seq_first_row[seq];
+  return decode_attention_takes_sequence(rows, p.seq_n_past[seq] + rows);
+}
 
 struct WorkItem {
   const int32_t* blocks = nullptr;  // the sequence's block table
@@ -192,6 +205,7 @@ __device__ bool find_work(const AttentionParams& p, WorkItem& w) {
                    tile)) {
     return false;
   }
+  if (decoded_elsewhere(p, seq)) return false;
   const int seq_row = tile * p.rows_per_tile;  // the tile's first row within its sequence
   w.blocks = p.block_ids + p.seq_block_start[seq];
   w.kv_head = static_cast<int>(blockIdx.z);
@@ -798,6 +812,7 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % 32;
   const int64_t row = unit / p.n_heads;
   const int s = row_seq[row];
+  if (decoded_elsewhere(p, s)) return;
   const int pos = p.seq_n_past[s] + static_cast<int>(row - p.seq_first_row[s]);
   // Parts 0..n-1 each hold key i * part_keys <= pos, so each has m finite, l >= 1.
   const int n = min(ceil_div(pos + 1, p.part_keys), p.n_parts);
@@ -943,6 +958,17 @@ void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, i
   STRATA_CHECK(reinterpret_cast<uintptr_t>(q) % 8 == 0);
   const int64_t d = arena.head_dim;
 
+  // The decode kernel first, when some sequence may be its (with one
+  // sequence the batch's bounds are that sequence's own); nothing else when
+  // every sequence is.
+  const bool decode_kernel = cuda_decode_attention_fits(arena, n_heads);
+  const bool all_short_decodes =
+      decode_attention_takes_sequence(batch.max_seq_rows, batch.max_seq_keys);
+  if (decode_kernel && (batch.n_seqs > 1 || all_short_decodes)) {
+    cuda_decode_attention(arena, batch, layer, n_heads, scale, q, out, stream);
+    if (all_short_decodes) return;
+  }
+
   // Tensor cores need 16-byte aligned key rows for cp.async.
   const bool aligned16 = reinterpret_cast<uintptr_t>(arena.base) % 16 == 0 &&
                          arena.slot_bytes % 16 == 0 && arena.layer_bytes % 16 == 0;
@@ -976,7 +1002,8 @@ void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, i
                     .q = q,
                     .out = out,
                     .part_keys = split.part_keys,
-                    .n_parts = split.n_parts};
+                    .n_parts = split.n_parts,
+                    .short_decodes_elsewhere = decode_kernel};
   if (split.n_parts > 1) {
     const int64_t acc_floats = batch.n_rows * n_heads * split.n_parts * d;
     const int64_t ml_floats = batch.n_rows * n_heads * split.n_parts * 2;

@@ -24,6 +24,7 @@
 #include "engine/cuda/cuda_kv_arena.h"
 #include "engine/kv_layout.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/fp16.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
@@ -222,6 +223,22 @@ struct DeviceResult {
   std::vector<std::byte> arena;  // after cuda_write_kv
 };
 
+// Sequence s of `b` as a batch of its own: the same blocks, its own rows only.
+HostBatch sequence_alone(const HostBatch& b, size_t s) {
+  HostBatch one;
+  one.block_ids.assign(b.block_ids.begin() + b.seq_block_start[s],
+                       b.block_ids.begin() + b.seq_block_start[s + 1]);
+  one.seq_block_start = {0, static_cast<int32_t>(one.block_ids.size())};
+  const int32_t n_rows = b.seq_first_row[s + 1] - b.seq_first_row[s];
+  one.seq_first_row = {0, n_rows};
+  one.seq_n_past = {b.seq_n_past[s]};
+  one.row_seq.assign(static_cast<size_t>(n_rows), 0);
+  one.n_slots = b.n_slots;
+  one.max_seq_rows = n_rows;
+  one.max_seq_keys = b.seq_n_past[s] + n_rows;
+  return one;
+}
+
 // The device copy of the host arena: unpadded slots, as the host's.
 CudaKvArena device_arena(const KvLayout& layout, DeviceBuffer& arena) {
   return cuda_kv_arena(layout, arena.as<std::byte>(), layout.block_bytes());
@@ -416,10 +433,12 @@ TEST(CudaAttentionTest, MixedDecodeAndPrefillInOneBatch) {
 }
 
 // Few work items (one kv head) over long keys: the keys of prefill tiles are
-// split into parts, whose rows see different numbers of parts.
+// split into parts, whose rows see different numbers of parts; the combine
+// of the parts leaves the short decode's row to the decode kernel.
 TEST(CudaAttentionTest, SplitKeysOfALongPrefill) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  const std::vector<Seq> seqs = {{.n_past = 8000, .n_rows = 300}, {.n_past = 5000, .n_rows = 1}};
+  const std::vector<Seq> seqs = {
+      {.n_past = 8000, .n_rows = 300}, {.n_past = 5000, .n_rows = 1}, {.n_past = 50, .n_rows = 1}};
   check_step({.n_kv_heads = 1, .group = 4, .head_dim = 128}, seqs, 500);
   check_step({.n_kv_heads = 1, .group = 2, .head_dim = 64, .dtype = WeightType::kF32}, seqs, 501);
 }
@@ -433,6 +452,82 @@ TEST(CudaAttentionTest, WorkspaceServesSuccessiveSteps) {
   EXPECT_GT(grown, 0u);
   check_step(kShapes[0], decode_batch({2000}), 601, workspace);
   EXPECT_EQ(workspace.bytes(), grown);
+}
+
+// Which sequences the decode kernel takes (one row, at most
+// kDecodeAttentionMaxKeys keys), and which models it fits: the decode tests
+// above run it at contexts 1-1,000 and the tile kernels at 8,200; GQA groups
+// over 8, head dims that are not whole 16-byte rows or over 256 keep to the
+// tile kernels. (Host side: the arena is never read.)
+TEST(CudaAttentionTest, DecodeKernelTakesShortDecodesOfTheModelsItFits) {
+  EXPECT_TRUE(decode_attention_takes_sequence(1, 1));
+  EXPECT_TRUE(decode_attention_takes_sequence(1, kDecodeAttentionMaxKeys));
+  EXPECT_FALSE(decode_attention_takes_sequence(1, kDecodeAttentionMaxKeys + 1));
+  EXPECT_FALSE(decode_attention_takes_sequence(2, 100));
+  alignas(16) static std::byte base[16];
+  const auto fits = [&](int64_t head_dim, WeightType dtype, int64_t n_heads) {
+    const KvLayout layout{.n_layers = kLayers,
+                          .n_kv_heads = 2,
+                          .head_dim = head_dim,
+                          .block_tokens = 16,
+                          .dtype = dtype};
+    return cuda_decode_attention_fits(cuda_kv_arena(layout, base, layout.block_bytes()), n_heads);
+  };
+  for (WeightType dtype : {WeightType::kF16, WeightType::kF32}) {
+    for (int64_t head_dim : {64, 96, 128, 256}) {
+      EXPECT_TRUE(fits(head_dim, dtype, 2));
+      EXPECT_TRUE(fits(head_dim, dtype, 16));
+      EXPECT_FALSE(fits(head_dim, dtype, 18));
+      EXPECT_FALSE(fits(head_dim, dtype, 3));
+    }
+    EXPECT_FALSE(fits(36, dtype, 8));
+    EXPECT_FALSE(fits(264, dtype, 8));
+  }
+}
+
+// A short decode's result has the same bits alone as beside prefill chunks,
+// long decodes and other short decodes: which kernel a sequence takes, and
+// every sum in it, depends on the sequence alone (the engine's "alone =
+// batched" rests on it).
+TEST(CudaAttentionTest, ShortDecodesGiveTheSameBitsAloneAndBatched) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<Seq> seqs = {{.n_past = 0, .n_rows = 300},
+                                 {.n_past = 99, .n_rows = 1},
+                                 {.n_past = 4000, .n_rows = 1},
+                                 {.n_past = 1023, .n_rows = 1},
+                                 {.n_past = 37, .n_rows = 5}};
+  uint32_t seed = 700;
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(describe(shape, seqs));
+    std::mt19937 rng(seed++);
+    const KvLayout layout = layout_for(shape);
+    const HostBatch b = make_batch(seqs, layout, rng);
+    const std::vector<std::byte> arena = random_arena(layout, b.n_slots, rng);
+    const int64_t q_dim = shape.n_heads() * shape.head_dim;
+    const int64_t kv_dim = shape.n_kv_heads * shape.head_dim;
+    const auto q = random_floats(static_cast<size_t>(b.n_rows() * q_dim), rng);
+    const auto k = random_floats(static_cast<size_t>(b.n_rows() * kv_dim), rng);
+    const auto v = random_floats(static_cast<size_t>(b.n_rows() * kv_dim), rng);
+    const float scale = 0.125f;
+    DeviceBuffer workspace = poisoned_workspace();
+    const DeviceResult batched =
+        attention_on_device(layout, b, arena, q, k, v, shape.n_heads(), scale, workspace);
+    for (size_t s : {size_t{1}, size_t{3}}) {
+      const auto row = static_cast<size_t>(b.seq_first_row[s]);
+      const auto rows_of = [&](const std::vector<float>& x, int64_t dim) {
+        const auto begin = x.begin() + static_cast<std::ptrdiff_t>(row * static_cast<size_t>(dim));
+        return std::vector<float>(begin, begin + dim);
+      };
+      const HostBatch one = sequence_alone(b, s);
+      const DeviceResult alone = attention_on_device(layout, one, arena, rows_of(q, q_dim),
+                                                     rows_of(k, kv_dim), rows_of(v, kv_dim),
+                                                     shape.n_heads(), scale, workspace);
+      EXPECT_EQ(std::memcmp(alone.out.data(), batched.out.data() + row * q_dim,
+                            static_cast<size_t>(q_dim) * sizeof(float)),
+                0)
+          << "sequence " << s;
+    }
+  }
 }
 
 // Q/K/V finishing with kv_out stores K and V as it finishes them: the very

@@ -1,0 +1,49 @@
+// Attention for the decode rows of a step: sequences with one new row and at
+// most kDecodeAttentionMaxKeys keys. cuda_attention (cuda_attention.h) hands
+// it those sequences and runs its tile kernels on the rest; the tile kernels
+// are built for many rows a sequence, and at batch 1 spend ~15 us a layer on
+// the serial steps of one tile per kv head.
+//
+// Which kernel a sequence takes depends on that sequence alone (its rows and
+// keys) and the model (cuda_decode_attention_fits), never on the rest of the
+// batch: a sequence's result has the same bits alone and batched.
+//
+// One block per (sequence, kv head) does the whole softmax of its GQA group
+// in f32, with every step spread over the block's threads: each key's
+// scores from one thread, each query's max and sum from one warp, and the
+// weighted sum of V from slices of the keys whose partial sums meet in
+// shared memory in a fixed order.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_attention.h"
+
+namespace strata {
+
+inline constexpr int64_t kDecodeAttentionMaxKeys = 1024;
+inline constexpr int64_t kDecodeAttentionMaxGroup = 8;
+inline constexpr int64_t kDecodeAttentionMaxHeadDim = 256;
+
+// Whether a sequence with `rows` new rows and `keys` keys (n_past + rows) is
+// the decode kernel's, when the model fits it. Host and device.
+constexpr bool decode_attention_takes_sequence(int64_t rows, int64_t keys) {
+  return rows == 1 && keys <= kDecodeAttentionMaxKeys;
+}
+
+// Whether the decode kernel serves this model's layout: head_dim a multiple
+// of 8 (16-byte key rows) up to kDecodeAttentionMaxHeadDim, 16-byte aligned
+// blocks, a GQA group of at most kDecodeAttentionMaxGroup.
+bool cuda_decode_attention_fits(const CudaKvArena& arena, int64_t n_heads);
+
+// cuda_attention's result for the rows of the sequences that
+// decode_attention_takes_sequence; the other rows of `out` are left as they
+// are. Requires cuda_decode_attention_fits. Same arguments as cuda_attention
+// (no workspace); asynchronous on `stream`, launched as a dependent kernel.
+void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch,
+                           int64_t layer, int64_t n_heads, float scale, const float* q, float* out,
+                           cudaStream_t stream);
+
+}  // namespace strata
