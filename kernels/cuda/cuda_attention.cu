@@ -43,6 +43,7 @@
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_kv_slots.cuh"
+#include "kernels/cuda/cuda_warp_reduce.cuh"
 
 namespace strata {
 namespace {
@@ -60,15 +61,6 @@ constexpr int64_t kMaxWorkspaceBytes = int64_t{256} << 20;
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-__device__ __forceinline__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    v = fmaxf(v, __shfl_xor_sync(kFullMask, v, offset));
-  return v;
-}
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
 
 // The shift for exp(s - shift) once the running max is `m`: a query that has
 // seen no visible key yet has m = -inf, and exp(-inf - -inf) would be NaN.

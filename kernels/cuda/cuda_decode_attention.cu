@@ -17,8 +17,6 @@
 //    time, so every key's V row is read once per group of queries and each
 //    thread's chain is keys / n_slices long; the slices' sums are then added
 //    in slice order. Every order is fixed by the sequence alone.
-#include "kernels/cuda/cuda_decode_attention.h"
-
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -26,7 +24,9 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
+#include "kernels/cuda/cuda_warp_reduce.cuh"
 
 namespace strata {
 namespace {
@@ -38,18 +38,9 @@ constexpr int kQueriesAtOnce = 4;
 // n_slices * d <= 4 * kThreads, so the sums take at most this.
 constexpr int kStageFloats = kQueriesAtOnce * 4 * kThreads;
 static_assert(kDecodeAttentionMaxGroup * kDecodeAttentionMaxHeadDim <= kStageFloats);
-constexpr unsigned kFullMask = 0xffffffffu;
 
 struct DecodeParams {
-  const std::byte* kv = nullptr;  // arena base + layer * layer_bytes
-  int64_t slot_bytes = 0;
-  int64_t head_bytes = 0;  // between kv heads
-  int64_t part_bytes = 0;  // from K to V
-  int block_tokens = 0;
-  const int32_t* block_ids = nullptr;
-  const int32_t* seq_block_start = nullptr;
-  const int32_t* seq_first_row = nullptr;
-  const int32_t* seq_n_past = nullptr;
+  KvSlots kv;  // the layer's K/V blocks and the step's block tables (cuda_kv_slots)
   int n_heads = 0;
   int group = 0;
   int head_dim = 0;
@@ -63,24 +54,13 @@ int64_t smem_bytes(int64_t group, int64_t max_keys) {
   return (kStageFloats + group * max_keys + kDecodeAttentionMaxGroup) * int64_t{sizeof(float)};
 }
 
-__device__ __forceinline__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    v = fmaxf(v, __shfl_xor_sync(kFullMask, v, offset));
-  }
-  return v;
-}
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
-
 // Row `key` of K (value: false) or V of kv head `kv_head`: head_dim elements.
 template <typename T>
 __device__ __forceinline__ const T* key_row(const DecodeParams& p, const int32_t* blocks,
                                             int kv_head, int key, bool value) {
-  const std::byte* head = p.kv + int64_t{blocks[key / p.block_tokens]} * p.slot_bytes +
-                          kv_head * p.head_bytes + (value ? p.part_bytes : 0);
-  return reinterpret_cast<const T*>(head) + (key % p.block_tokens) * p.head_dim;
+  const std::byte* head = p.kv.kv + int64_t{blocks[key / p.kv.block_tokens]} * p.kv.slot_bytes +
+                          kv_head * p.kv.head_bytes + (value ? p.kv.part_bytes : 0);
+  return reinterpret_cast<const T*>(head) + (key % p.kv.block_tokens) * p.head_dim;
 }
 
 // The two f16 halves of `word` as floats (exactly).
@@ -210,10 +190,10 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Decode
   const int seq = static_cast<int>(blockIdx.x), kv_head = static_cast<int>(blockIdx.y);
   // The step's metadata (copied in before its first kernel), while the
   // kernel before finishes.
-  const int first_row = p.seq_first_row[seq];
-  const int n_rows = p.seq_first_row[seq + 1] - first_row;
-  const int n_keys = p.seq_n_past[seq] + n_rows;
-  const int32_t* blocks = p.block_ids + p.seq_block_start[seq];
+  const int first_row = p.kv.seq_first_row[seq];
+  const int n_rows = p.kv.seq_first_row[seq + 1] - first_row;
+  const int n_keys = p.kv.seq_n_past[seq] + n_rows;
+  const int32_t* blocks = p.kv.block_ids + p.kv.seq_block_start[seq];
   wait_for_prior_kernels();  // q and the row's own K/V are earlier kernels'
   if (!decode_attention_takes_sequence(n_rows, n_keys)) return;  // the tile kernels' sequence
 
@@ -245,31 +225,21 @@ bool cuda_decode_attention_fits(const CudaKvArena& arena, int64_t n_heads) {
   return n_heads / arena.n_kv_heads <= kDecodeAttentionMaxGroup && arena.head_dim % 8 == 0 &&
          arena.head_dim <= kDecodeAttentionMaxHeadDim &&
          aligned16(reinterpret_cast<intptr_t>(arena.base)) && aligned16(arena.slot_bytes) &&
-         aligned16(arena.layer_bytes) && aligned16(arena.part_bytes) &&
-         aligned16(arena.head_bytes);
+         aligned16(arena.layer_bytes) && aligned16(arena.part_bytes) && aligned16(arena.head_bytes);
 }
 
-void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch,
-                           int64_t layer, int64_t n_heads, float scale, const float* q, float* out,
+void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
+                           int64_t n_heads, float scale, const float* q, float* out,
                            cudaStream_t stream) {
   STRATA_CHECK(cuda_decode_attention_fits(arena, n_heads), "head_dim ", arena.head_dim,
                " and GQA group ", n_heads / std::max<int64_t>(arena.n_kv_heads, 1),
                " are not the decode kernel's");
-  STRATA_CHECK(layer >= 0 && (layer + 1) * arena.layer_bytes <= arena.slot_bytes, "layer ", layer,
-               " outside a slot of ", arena.slot_bytes, " bytes");
-  STRATA_CHECK(batch.n_seqs <= INT32_MAX && batch.n_rows <= INT32_MAX);
+  const KvSlots kv = cuda_kv_slots(arena, batch, layer);  // checks both
+  STRATA_CHECK(batch.n_seqs <= INT32_MAX, batch.n_seqs, " sequences");
   if (batch.n_rows == 0) return;
   const int group = static_cast<int>(n_heads / arena.n_kv_heads);
   const int64_t max_keys = std::min(batch.max_seq_keys, kDecodeAttentionMaxKeys);
-  const DecodeParams p{.kv = arena.base + layer * arena.layer_bytes,
-                       .slot_bytes = arena.slot_bytes,
-                       .head_bytes = arena.head_bytes,
-                       .part_bytes = arena.part_bytes,
-                       .block_tokens = static_cast<int>(arena.block_tokens),
-                       .block_ids = batch.block_ids,
-                       .seq_block_start = batch.seq_block_start,
-                       .seq_first_row = batch.seq_first_row,
-                       .seq_n_past = batch.seq_n_past,
+  const DecodeParams p{.kv = kv,
                        .n_heads = static_cast<int>(n_heads),
                        .group = group,
                        .head_dim = static_cast<int>(arena.head_dim),

@@ -41,6 +41,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_quant_mma.h"
+#include "kernels/cuda/cuda_warp_reduce.cuh"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 
 namespace strata {
@@ -86,12 +87,6 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ---------------------------------------------------------------------------
 // CUDA kernels
-
-__device__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
 
 // Where float4 i of a token's tile lives: i with its low 3 bits XORed with a
 // Gray code of the bits above. The 8 lanes of a quarter-warp (one 128-bit

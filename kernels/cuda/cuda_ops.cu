@@ -5,6 +5,7 @@
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_kv_slots.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
+#include "kernels/cuda/cuda_warp_reduce.cuh"
 
 namespace strata {
 namespace {
@@ -13,11 +14,6 @@ namespace {
 // counts: with 1024 threads a hidden size of 2048-8192 is 2-8 loads per
 // thread (256 threads took 9 us for one 2048-float row on an H200).
 constexpr int kNormThreads = 1024;
-
-__device__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
 
 // Sum over the block (kNormThreads threads); every thread gets the total.
 __device__ float block_sum(float v) {
