@@ -31,7 +31,7 @@
 namespace strata {
 namespace {
 
-constexpr int kWarps = 16;
+constexpr int kWarps = 32;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kQueriesAtOnce = 4;
 // The stage holds the padded queries or the slices' sums, whichever is more:
@@ -108,7 +108,7 @@ __device__ void score_keys(const DecodeParams& p, const int32_t* blocks, int kv_
     const T* k = key_row<T>(p, blocks, kv_head, key, false);
     for (int h0 = 0; h0 < p.group; h0 += kQueriesAtOnce) {
       float s[kQueriesAtOnce] = {};
-#pragma unroll 8
+#pragma unroll 4
       for (int c = 0; c < d; c += 8) {
         float4 lo, hi;
         load8(k + c, lo, hi);
@@ -158,7 +158,7 @@ __device__ void weigh_values(const DecodeParams& p, const int32_t* blocks, int k
     const int n_h = min(kQueriesAtOnce, p.group - h0);
     if (slice < n_slices) {
       float4 acc[kQueriesAtOnce] = {};
-#pragma unroll 8
+#pragma unroll 4
       for (int key = slice; key < n_keys; key += n_slices) {
         const float4 x = load4(key_row<T>(p, blocks, kv_head, key, true) + c);
 #pragma unroll
