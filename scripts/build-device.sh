@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The GPU-labelled tests, and serving tests that run on whichever backend the
 # machine has (there: CUDA, the disk tier reached through the pinned host tier).
-gpu_tests=(gpu_devices_test cuda_ops_test cuda_matmul_test cuda_attention_test cuda_token_choice_test
+gpu_tests=(gpu_devices_test cuda_ops_test cuda_matmul_test cuda_kquant_decode_test cuda_attention_test cuda_token_choice_test
            cuda_backend_test
            cuda_engine_test hf_golden_test serve_endpoints_test serve_disk_cache_test)
 scripts/configure-device.sh "$@"

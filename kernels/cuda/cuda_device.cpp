@@ -13,6 +13,14 @@ int cuda_multiprocessor_count() {
   return count;
 }
 
+int cuda_max_shared_memory_per_block() {
+  int device = 0, bytes = 0;
+  STRATA_CUDA_CHECK(cudaGetDevice(&device));
+  STRATA_CUDA_CHECK(
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return bytes;
+}
+
 bool cuda_dependent_launch_supported() {
   int device = 0, major = 0;
   STRATA_CUDA_CHECK(cudaGetDevice(&device));

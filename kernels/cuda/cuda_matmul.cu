@@ -39,6 +39,7 @@
 
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kquant_decode.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_quant_mma.h"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
@@ -562,10 +563,11 @@ CudaMatmul::~CudaMatmul() {
 }
 
 bool CudaMatmul::fuses_swiglu(const CudaWeightMatrix& w_gate_up, int64_t n_tokens) const {
-  // run() takes the tensor-core kernel for these too (F16 up to
-  // kMaxVectorTokens, which kMaxMmaSwigluTokens does not pass).
+  // run() takes the same kernel for these too (F16 up to kMaxVectorTokens,
+  // which kMaxMmaSwigluTokens does not pass).
   static_assert(kMaxMmaSwigluTokens <= kMaxVectorTokens);
-  return cuda_mma_swiglu_supports(w_gate_up, n_tokens);
+  return cuda_kquant_decode_swiglu_supports(w_gate_up, n_tokens) ||
+         cuda_mma_swiglu_supports(w_gate_up, n_tokens);
 }
 
 void CudaMatmul::run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
@@ -574,6 +576,9 @@ void CudaMatmul::run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, i
   STRATA_CHECK(!overlaps(x, n_tokens * w_gate_up.row_length() * 4, out,
                          n_tokens * w_gate_up.n_rows() / 2 * 4),
                "x and out overlap");
+  if (cuda_kquant_decode_swiglu_supports(w_gate_up, n_tokens)) {
+    return cuda_kquant_decode_swiglu(w_gate_up, x, n_tokens, out, stream_);
+  }
   cuda_mma_swiglu(w_gate_up, x, n_tokens, out, stream_);
 }
 
@@ -584,7 +589,10 @@ void CudaMatmul::run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens
   const int64_t n_rows = w.n_rows(), row_length = w.row_length();
   STRATA_CHECK(!overlaps(x, n_tokens * row_length * 4, y, n_tokens * n_rows * 4),
                "x and y overlap");
-  // Tensor cores for every decode batch of block types (and F16 up to the
+  if (cuda_kquant_decode_supports(w, n_tokens)) {
+    return cuda_kquant_decode(w, x, n_tokens, y, stream_);
+  }
+  // Tensor cores for every other decode batch of block types (and F16 up to the
   // matrix-vector size: above it cuBLAS reads F16 weights as they are).
   const bool tensor_cores = w.type() == WeightType::kF16 ? n_tokens <= kMaxVectorTokens
                                                           : n_tokens <= kMaxMmaTokens;

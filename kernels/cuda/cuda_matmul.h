@@ -2,9 +2,12 @@
 //
 //   y[t * n_rows + r] = dot(row r of w, x[t * row_length, + row_length))
 //
-// for every token t < n_tokens; x and y are device f32 arrays. Three paths:
-// - decode batches of F16 (up to kMaxVectorTokens) and block types (up to
-//   kMaxMmaTokens): cuda_quant_mma.h, weights read once for all the tokens,
+// for every token t < n_tokens; x and y are device f32 arrays. Four paths:
+// - decode batches of Q4_K (up to kMaxKQuantDecodeTokens): cuda_kquant_decode.h,
+//   integer dot products of the 4-bit quants with x quantized to 8 bits, as
+//   the CPU computes them;
+// - other decode batches of F16 (up to kMaxVectorTokens) and block types (up
+//   to kMaxMmaTokens): cuda_quant_mma.h, weights read once for all the tokens,
 //   dequantized in registers, multiplied on tensor cores;
 // - few tokens of F32 and BF16 (and F16 rows that are not whole 16-byte
 //   units): a matrix-vector kernel in f32, the same way;

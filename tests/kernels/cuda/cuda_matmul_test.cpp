@@ -24,6 +24,7 @@
 #include "kernels/cpu/quantize.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_kquant_decode.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_quant_mma.h"
 #include "kernels/cuda/cuda_weights.h"
@@ -51,7 +52,8 @@ constexpr double kVectorTolerance = 1e-4;
 constexpr double kMmaTolerance = 3e-3;
 constexpr double kGemmF32Tolerance = 1e-4;
 constexpr double kGemmHalfTolerance = 1e-2;
-// Against the CPU matmul: its 8-bit activations for the block types (~7e-3).
+// Against the CPU matmul: its 8-bit activations for the block types (~7e-3);
+// the same for the integer decode kernel's (cuda_kquant_decode.h) against float64.
 constexpr double kCpuTolerance = 3e-2;
 // Reference cost bound per case (multiply-adds), to keep the test quick.
 constexpr int64_t kMaxReferenceMacs = int64_t{160} << 20;
@@ -179,6 +181,7 @@ double gemm_tolerance(WeightType type) {
 
 // Which kernel CudaMatmul::run picks, as its tolerance.
 double vector_tolerance(const CudaWeightMatrix& w, int64_t n_tokens) {
+  if (cuda_kquant_decode_supports(w, n_tokens)) return kCpuTolerance;
   return cuda_mma_supports(w, n_tokens) ? kMmaTolerance : kVectorTolerance;
 }
 
@@ -429,8 +432,8 @@ TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
   const int64_t n = 8 * 5 * int64_t{cuda_multiprocessor_count()} + 3;  // SwiGLU outputs
   const HostMatrix m = make_matrix(type, 2 * n, row_length, rng);
   const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
-  if (!cuda_mma_supports(w, 1)) {
-    GTEST_SKIP() << "no tensor-core kernel for " << weight_type_name(type);
+  if (!cuda_mma_supports(w, 1) || cuda_kquant_decode_supports(w, 1)) {
+    GTEST_SKIP() << "no tensor-core decode kernel for " << weight_type_name(type);
   }
   ASSERT_TRUE(cuda_mma_walks_resident(w, 1)) << describe(m, 1);
   constexpr int64_t kFew = 40;

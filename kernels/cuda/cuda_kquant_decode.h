@@ -1,0 +1,50 @@
+// Decode products of Q4_K matrices on integer dot products, the way the CPU
+// computes them (kernels/cpu/vec_dot.h): x quantized to Q8_K blocks (256
+// values, an f32 scale, 8-bit quants, as quantize_activations_q8_k), each
+// 32-weight sub-block's 4-bit quants dotted with x's 8-bit quants four at a
+// time (dp4a), and the block's 6-bit scales and minimums applied to those
+// integer sums.
+//
+//   y[t * n_rows + r] = dot(row r of w, x[t * row_length, + row_length))
+//
+// Why not the tensor-core path (cuda_quant_mma.h): at decode the weights are
+// read once and used for one to eight tokens, so the product is bound by the
+// instructions that turn weights into something to multiply. Turning Q4_K
+// nibbles into f16 takes about three instructions a pair; a dp4a takes four
+// nibbles as they are (one mask or shift and mask for the four).
+//
+// Each weight is read from VRAM once per call for all the tokens. A token's
+// result does not depend on the other tokens of the call (x is quantized a
+// token at a time, and every row's sum runs in an order fixed by the matrix
+// alone), so a sequence decodes with the same bits alone or batched.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_weights.h"
+
+namespace strata {
+
+inline constexpr int64_t kMaxKQuantDecodeTokens = 8;
+
+// Whether cuda_kquant_decode takes this matrix and token count: Q4_K, 1 ..
+// kMaxKQuantDecodeTokens tokens, a row whose staged x fits a block's shared
+// memory on the current device.
+bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens);
+
+// Enqueues the product on `stream`; x and y are device f32 arrays that do not
+// overlap. Requires cuda_kquant_decode_supports(w, n_tokens).
+void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
+                        cudaStream_t stream);
+
+// SwiGLU straight from a stacked [gate | up] matrix (n_rows even: n =
+// n_rows / 2 gate rows, then the n up rows): out[t * n + i] = silu(gate_i .
+// x_t) * (up_i . x_t), in one kernel, with the bits of cuda_kquant_decode
+// into [n_tokens][2n] followed by cuda_silu_mul.
+bool cuda_kquant_decode_swiglu_supports(const CudaWeightMatrix& w_gate_up, int64_t n_tokens);
+void cuda_kquant_decode_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
+                               float* out, cudaStream_t stream);
+
+}  // namespace strata

@@ -1,0 +1,209 @@
+// cuda_kquant_decode against the CPU matmul, which quantizes x to Q8_K the
+// same way and forms the same integer sums: only the order of the f32
+// additions differs, so the two agree to ~1e-7. One 8-bit quant of x off by
+// one moves a 256-long row's result by ~5e-4 of its size: the tolerance
+// below catches the staging's quantization differing from the CPU's.
+// Also: a token's bits alone and in a batch, x not 16-byte aligned, tokens
+// staged in passes (rows too long for all of them at once), the fused
+// SwiGLU. Skips without a GPU.
+#include "kernels/cuda/cuda_kquant_decode.h"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/thread_pool.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quantize.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_ops.h"
+#include "tests/kernels/cuda/cuda_test_support.h"
+
+namespace strata {
+namespace {
+
+using testing::cuda_available;
+using testing::poisoned_floats;
+using testing::random_floats;
+using testing::relative_error;
+using testing::to_device;
+using testing::to_host;
+
+constexpr double kCpuTolerance = 1e-5;
+constexpr int64_t kMaxCpuMacs = int64_t{64} << 20;
+
+struct Q4KMatrix {
+  int64_t n_rows;
+  int64_t row_length;
+  std::vector<std::byte> bytes;
+
+  WeightMatrix view() const {
+    return {.type = WeightType::kQ4_K,
+            .data = bytes.data(),
+            .n_rows = n_rows,
+            .row_length = row_length};
+  }
+};
+
+Q4KMatrix make_q4k(int64_t n_rows, int64_t row_length, std::mt19937& rng) {
+  const std::vector<float> values =
+      random_floats(static_cast<size_t>(n_rows * row_length), rng, 0.05f);
+  return {n_rows, row_length, quantize(WeightType::kQ4_K, values)};
+}
+
+std::string describe(const Q4KMatrix& m, int64_t n_tokens) {
+  return std::to_string(m.n_rows) + " x " + std::to_string(m.row_length) + ", " +
+         std::to_string(n_tokens) + " tokens";
+}
+
+std::vector<float> cpu_product(const Q4KMatrix& m, const std::vector<float>& x, int64_t n_tokens) {
+  ThreadPool pool;
+  std::vector<float> y(static_cast<size_t>(n_tokens * m.n_rows));
+  matmul(m.view(), x, n_tokens, y, pool);
+  return y;
+}
+
+// The product on the device (on the legacy stream), y poisoned with NaN
+// first; x placed x_offset floats into its buffer (1: not 16-byte aligned).
+std::vector<float> device_product(const CudaWeightMatrix& w, const std::vector<float>& x,
+                                  int64_t n_tokens, size_t x_offset = 0) {
+  std::vector<float> padded(x_offset, 0.0f);
+  padded.insert(padded.end(), x.begin(), x.end());
+  const DeviceBuffer dx = to_device(padded);
+  const auto n_out = static_cast<size_t>(n_tokens * w.n_rows());
+  const DeviceBuffer dy = poisoned_floats(n_out);
+  cuda_kquant_decode(w, dx.as<float>() + x_offset, n_tokens, dy.as<float>(), nullptr);
+  return to_host<float>(dy, n_out);
+}
+
+TEST(CudaKQuantDecodeTest, TakesQ4KDecodeBatches) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(1);
+  const CudaWeightMatrix even = CudaWeightMatrix::upload(make_q4k(64, 256, rng).view());
+  const CudaWeightMatrix odd = CudaWeightMatrix::upload(make_q4k(63, 256, rng).view());
+  const std::vector<float> values = random_floats(64 * 256, rng);
+  const std::vector<std::byte> q6k = quantize(WeightType::kQ6_K, values);
+  const CudaWeightMatrix other = CudaWeightMatrix::upload(
+      {.type = WeightType::kQ6_K, .data = q6k.data(), .n_rows = 64, .row_length = 256});
+  EXPECT_TRUE(cuda_kquant_decode_supports(even, 1));
+  EXPECT_TRUE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens));
+  EXPECT_FALSE(cuda_kquant_decode_supports(even, 0));
+  EXPECT_FALSE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens + 1));
+  EXPECT_FALSE(cuda_kquant_decode_supports(other, 1));
+  EXPECT_TRUE(cuda_kquant_decode_swiglu_supports(even, 8));
+  EXPECT_FALSE(cuda_kquant_decode_swiglu_supports(odd, 1));
+}
+
+// Whole steps of 8 blocks (2,048, 4,096), a part step (256, 2,560: 1 and
+// 10 blocks), many steps (14,336, the 8B model's FFN); rows from one to
+// more than a warp each.
+TEST(CudaKQuantDecodeTest, MatchesTheCpuIntegerProducts) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(2);
+  for (int64_t row_length : {256, 2048, 2560, 4096, 14336}) {
+    for (int64_t n_rows : {1, 7, 33, 1000, 5000}) {
+      const Q4KMatrix m = make_q4k(n_rows, row_length, rng);
+      const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+      for (int64_t n_tokens : {1, 2, 3, 5, 8}) {
+        if (n_rows * row_length * n_tokens > kMaxCpuMacs) continue;
+        const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
+        EXPECT_LT(relative_error(device_product(w, x, n_tokens), cpu_product(m, x, n_tokens)),
+                  kCpuTolerance)
+            << describe(m, n_tokens);
+      }
+    }
+  }
+}
+
+// A block of x that is all zeros (scale 0, not 1 / 0), and blocks whose
+// largest magnitude is tied between a negative and a positive value.
+TEST(CudaKQuantDecodeTest, QuantizesXAsTheCpuDoes) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(3);
+  const Q4KMatrix m = make_q4k(7, 768, rng);
+  const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+  std::vector<float> x = random_floats(768, rng);
+  std::fill(x.begin(), x.begin() + 256, 0.0f);
+  x[300] = -3.0f;
+  x[400] = 3.0f;
+  x[600] = 2.5f;
+  x[700] = -2.5f;
+  EXPECT_LT(relative_error(device_product(w, x, 1), cpu_product(m, x, 1)), kCpuTolerance);
+}
+
+// A decode step's tokens must not change each other's bits (the engine's
+// batch invariance rests on it), aligned x or not.
+TEST(CudaKQuantDecodeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(4);
+  for (int64_t row_length : {256, 2560, 4096}) {
+    const Q4KMatrix m = make_q4k(333, row_length, rng);
+    const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+    const std::vector<float> x = random_floats(static_cast<size_t>(8 * row_length), rng);
+    const std::vector<float> batched = device_product(w, x, 8);
+    EXPECT_EQ(batched, device_product(w, x, 8, /*x_offset=*/1)) << describe(m, 8);
+    for (int64_t t : {0, 4, 7}) {
+      const std::vector<float> one(x.begin() + t * row_length, x.begin() + (t + 1) * row_length);
+      const std::vector<float> alone = device_product(w, one, 1);
+      EXPECT_EQ(
+          std::memcmp(alone.data(), batched.data() + t * m.n_rows, alone.size() * sizeof(float)), 0)
+          << describe(m, 8) << ", token " << t;
+    }
+  }
+}
+
+// Rows whose 8 tokens of staged x outgrow a block's shared memory are run
+// in passes of fewer tokens: the same results, the same bits per token.
+TEST(CudaKQuantDecodeTest, StagesLongRowsInPassesOfTokens) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(5);
+  // More than 1/8 of the device's shared memory a token (~1.14 bytes a value).
+  const int64_t row_length = (cuda_max_shared_memory_per_block() / 8 / 256 + 1) * 256;
+  const Q4KMatrix m = make_q4k(9, row_length, rng);
+  const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+  ASSERT_TRUE(cuda_kquant_decode_supports(w, 8)) << describe(m, 8);
+  const std::vector<float> x = random_floats(static_cast<size_t>(8 * row_length), rng);
+  const std::vector<float> batched = device_product(w, x, 8);
+  EXPECT_LT(relative_error(batched, cpu_product(m, x, 8)), kCpuTolerance) << describe(m, 8);
+  const std::vector<float> last(x.end() - row_length, x.end());
+  const std::vector<float> alone = device_product(w, last, 1);
+  EXPECT_EQ(std::memcmp(alone.data(), batched.data() + 7 * m.n_rows, alone.size() * sizeof(float)),
+            0);
+}
+
+// The fused SwiGLU of a stacked [gate | up] matrix gives the very bits of
+// the product followed by cuda_silu_mul; 1,001 outputs leave warps with one
+// output more than others.
+TEST(CudaKQuantDecodeTest, SwigluGivesTheBitsOfProductThenSilu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(6);
+  for (int64_t n : {8, 1001}) {
+    for (int64_t row_length : {256, 4096}) {
+      const Q4KMatrix m = make_q4k(2 * n, row_length, rng);
+      const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+      for (int64_t n_tokens : {1, 3, 8}) {
+        const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
+        const DeviceBuffer gate_up = to_device(device_product(w, x, n_tokens));
+        const auto n_out = static_cast<size_t>(n_tokens * n);
+        const DeviceBuffer expected = poisoned_floats(n_out);
+        cuda_silu_mul(gate_up.as<float>(), gate_up.as<float>() + n, 2 * n, n_tokens, n,
+                      expected.as<float>(), nullptr);
+        const DeviceBuffer dx = to_device(x);
+        const DeviceBuffer out = poisoned_floats(n_out);
+        cuda_kquant_decode_swiglu(w, dx.as<float>(), n_tokens, out.as<float>(), nullptr);
+        const std::vector<float> want = to_host<float>(expected, n_out);
+        const std::vector<float> got = to_host<float>(out, n_out);
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), n_out * sizeof(float)), 0)
+            << describe(m, n_tokens) << ": relative error " << relative_error(got, want);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata
