@@ -27,12 +27,7 @@
 namespace strata {
 namespace {
 
-using testing::cuda_available;
-using testing::poisoned_floats;
-using testing::random_floats;
-using testing::relative_error;
-using testing::to_device;
-using testing::to_host;
+using namespace strata::testing;
 
 constexpr double kCpuTolerance = 1e-5;
 constexpr int64_t kMaxCpuMacs = int64_t{64} << 20;
