@@ -5,7 +5,8 @@
 # are build-device/bin/strata-NAME (scripts/build-device-variants.sh packs
 # them); $BUILDS names them, $ROUNDS the alternations (default 2). Runs:
 # batch-1 decode (--prompt-tokens 64 --gen-tokens 128) of each SHAPE:TYPE in
-# $SPECS, and aggregate decode at each count in $CONCURRENCY on the first.
+# $SPECS, aggregate decode at each count in $CONCURRENCY on the first, and
+# with LONG_PROMPT=N batch-1 decode after an N-token prompt on the first.
 #   scripts/device-unpack.sh variants.tar.gz && BUILDS="main next-x" scripts/gpu-ab.sh OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,9 @@ for spec in "${specs[@]}"; do
         for n in ${CONCURRENCY:-}; do
           bench "$build" "$spec-c$n" "$model" --concurrency "$n" --prompt-tokens 128 --gen-tokens 64
         done
+        if [[ -n ${LONG_PROMPT:-} ]]; then
+          bench "$build" "$spec-p$LONG_PROMPT" "$model" --prompt-tokens "$LONG_PROMPT" --gen-tokens 64
+        fi
       fi
     done
   done

@@ -4,6 +4,8 @@
 #   scripts/build-device.sh
 # then (device tool, carrying build-device/carry):
 #   scripts/device-unpack.sh && scripts/gpu-tests.sh [OUT_DIR]
+# TESTS="cuda_matmul_test ..." runs only those (device time is scarce), and
+# MEMCHECK_TESTS the memcheck list; MEMCHECK=0 skips memcheck.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:-/tmp/strata-gpu-tests}
@@ -11,18 +13,24 @@ mkdir -p "$out_dir"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 build-device/bin/strata devices
 status=0
-for test in build-device/bin/*_test; do
+if [[ -n ${TESTS:-} ]]; then
+  tests=()
+  for name in $TESTS; do tests+=("build-device/bin/$name"); done
+else
+  tests=(build-device/bin/*_test)
+fi
+for test in "${tests[@]}"; do
   name=$(basename "$test")
   echo "== $name"
   if ! timeout "${TEST_TIMEOUT:-600}" "$test" --gtest_brief=1 >"$out_dir/$name.log" 2>&1; then
     status=1
     tail -40 "$out_dir/$name.log"
   fi
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |max \|logit|agreement" "$out_dir/$name.log" | head -60
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |max \|logit|agreement|identical" "$out_dir/$name.log" | head -60
 done
 if [[ ${MEMCHECK:-1} == 1 ]]; then
-  for test in cuda_ops_test cuda_backend_test cuda_matmul_test cuda_attention_test \
-    cuda_token_choice_test; do
+  for test in ${MEMCHECK_TESTS:-cuda_ops_test cuda_backend_test cuda_matmul_test \
+    cuda_attention_test cuda_kquant_decode_test cuda_token_choice_test}; do
     echo "== memcheck $test"
     timeout "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 \
       "build-device/bin/$test" --gtest_brief=1 ${MEMCHECK_FILTER:+--gtest_filter=$MEMCHECK_FILTER} \
