@@ -115,9 +115,12 @@ TEST(CudaKQuantDecodeTest, MatchesTheCpuIntegerProducts) {
   }
 }
 
-// A block of x that is all zeros (scale 0, not 1 / 0), and blocks whose
-// largest magnitude is tied between a negative and a positive value.
-TEST(CudaKQuantDecodeTest, QuantizesXAsTheCpuDoes) {
+// A block of x that is all zeros must stage scale 0 and zero quants (1 / 0
+// would make the product NaN). Blocks whose largest magnitude is tied between
+// a negative and a positive value ride along, but cannot tell which one the
+// staging chose: the other choice negates every quant and the scale, which
+// gives the same product to the bit.
+TEST(CudaKQuantDecodeTest, StagesAZeroBlockOfXAsZeros) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(3);
   const Q4KMatrix m = make_q4k(7, 768, rng);
