@@ -13,10 +13,12 @@
 // nibbles into f16 takes about three instructions a pair; a dp4a takes four
 // nibbles as they are (one mask or shift and mask for the four).
 //
-// Each weight is read from VRAM once per call for all the tokens. A token's
-// result does not depend on the other tokens of the call (x is quantized a
-// token at a time, and every row's sum runs in an order fixed by the matrix
-// alone), so a sequence decodes with the same bits alone or batched.
+// Each weight is read from VRAM once per call for all the tokens: one token
+// by dp4a, two to eight on tensor cores (integer mma), which add the same
+// integer sums and f32 terms in the same order. A token's result does not
+// depend on the other tokens of the call (x is quantized a token at a time,
+// and every row's sum runs in an order fixed by the matrix alone), so a
+// sequence decodes with the same bits alone or batched.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -3,9 +3,9 @@
 // additions differs, so the two agree to ~1e-7. One 8-bit quant of x off by
 // one moves a 256-long row's result by ~5e-4 of its size: the tolerance
 // below catches the staging's quantization differing from the CPU's.
-// Also: a token's bits alone and in a batch, x not 16-byte aligned, tokens
-// staged in passes (rows too long for all of them at once), the fused
-// SwiGLU. Skips without a GPU.
+// Also: a token's bits alone (the dp4a kernel) and in a batch (the mma
+// kernel), x not 16-byte aligned, tokens staged in passes (rows too long for
+// all of them at once), the fused SwiGLU. Skips without a GPU.
 #include "kernels/cuda/cuda_kquant_decode.h"
 
 #include <cuda_runtime_api.h>
@@ -135,7 +135,10 @@ TEST(CudaKQuantDecodeTest, StagesAZeroBlockOfXAsZeros) {
 }
 
 // A decode step's tokens must not change each other's bits (the engine's
-// batch invariance rests on it), aligned x or not.
+// batch invariance rests on it), aligned x or not: one token takes the dp4a
+// kernel, more the mma kernel, which must add the same terms in the same
+// order. 333 rows leave the last group of 16 part empty; rows of 256 give
+// the mma kernel's warps but one block, of 2,560 ten (two warps take two).
 TEST(CudaKQuantDecodeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(4);
@@ -143,14 +146,18 @@ TEST(CudaKQuantDecodeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
     const Q4KMatrix m = make_q4k(333, row_length, rng);
     const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
     const std::vector<float> x = random_floats(static_cast<size_t>(8 * row_length), rng);
-    const std::vector<float> batched = device_product(w, x, 8);
-    EXPECT_EQ(batched, device_product(w, x, 8, /*x_offset=*/1)) << describe(m, 8);
-    for (int64_t t : {0, 4, 7}) {
-      const std::vector<float> one(x.begin() + t * row_length, x.begin() + (t + 1) * row_length);
-      const std::vector<float> alone = device_product(w, one, 1);
-      EXPECT_EQ(
-          std::memcmp(alone.data(), batched.data() + t * m.n_rows, alone.size() * sizeof(float)), 0)
-          << describe(m, 8) << ", token " << t;
+    for (int64_t n_tokens : {2, 3, 5, 8}) {
+      const std::vector<float> xn(x.begin(), x.begin() + n_tokens * row_length);
+      const std::vector<float> batched = device_product(w, xn, n_tokens);
+      EXPECT_EQ(batched, device_product(w, xn, n_tokens, /*x_offset=*/1)) << describe(m, n_tokens);
+      for (int64_t t : {int64_t{0}, n_tokens - 1}) {
+        const std::vector<float> one(x.begin() + t * row_length, x.begin() + (t + 1) * row_length);
+        const std::vector<float> alone = device_product(w, one, 1);
+        EXPECT_EQ(
+            std::memcmp(alone.data(), batched.data() + t * m.n_rows, alone.size() * sizeof(float)),
+            0)
+            << describe(m, n_tokens) << ", token " << t;
+      }
     }
   }
 }

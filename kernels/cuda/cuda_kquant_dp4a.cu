@@ -1,0 +1,209 @@
+// The one-token Q4_K decode kernel of cuda_kquant_decode (shared parts:
+// cuda_kquant_common.cuh): a warp per row at a time, 8 Q4_K blocks a step:
+// lane l takes quarter c = l % 4 of block 8 * step + l / 4, i.e. qs bytes
+// 32c .. 32c + 31 (two 16-byte loads), whose low nibbles are sub-block 2c
+// and high nibbles sub-block 2c + 1, dotted with x by dp4a; the block's
+// four lanes add their integer sums by shuffles. A warp's rows are output
+// rows w, w + (warps in the grid), ... and its steps one stream of loads,
+// kDepth steps ahead, across rows.
+#include "kernels/cuda/cuda_dependent_launch.cuh"
+#include "kernels/cuda/cuda_kquant_common.cuh"
+#include "kernels/cuda/cuda_swiglu.cuh"
+
+namespace strata::kquant {
+namespace {
+
+constexpr int kDepth = 4;  // steps of a warp whose loads are in flight
+
+// A lane's share of one step: its quarter of a Q4_K block, and the block's
+// 16 meta bytes (d, dmin, scales[12]).
+struct Quarter {
+  uint4 low, high;  // qs bytes 32c .. 32c + 15, 32c + 16 .. 32c + 31
+  uint4 meta;
+};
+
+__device__ __forceinline__ Quarter load_quarter(const RowView& row, int block, int c) {
+  const uint8_t* qs = row.quants + kBlockQuantBytes * block + 32 * c;
+  return {cuda_layout::load_chunk(qs), cuda_layout::load_chunk(qs + 16),
+          __ldg(reinterpret_cast<const uint4*>(row.meta + 16 * block))};
+}
+
+// The 6-bit scale and minimum of sub-blocks 2c and 2c + 1 (ggml's
+// get_scale_min_k4): for sub-blocks 0..3, scales[j] and scales[j + 4] masked
+// to 6 bits; for 4..7, the low 4 bits from scales[j + 4], the top 2 from bits
+// 6-7 of scales[j - 4] (scale) and scales[j] (minimum). meta.y, z, w are
+// scales[0..3], [4..7], [8..11].
+struct SubBlockScales {
+  int scale[2];
+  int min[2];
+};
+
+__device__ __forceinline__ SubBlockScales sub_block_scales(uint4 meta, int c) {
+  const bool upper = c >= 2;
+  const uint32_t scales =
+      upper ? (meta.w & 0x0f0f0f0fu) | ((meta.y >> 2) & 0x30303030u) : meta.y & 0x3f3f3f3fu;
+  const uint32_t mins =
+      upper ? ((meta.w >> 4) & 0x0f0f0f0fu) | ((meta.z >> 2) & 0x30303030u) : meta.z & 0x3f3f3f3fu;
+  const int shift = 16 * (c % 2);  // byte (2c) % 4
+  return {
+      {static_cast<int>((scales >> shift) & 0xffu),
+       static_cast<int>((scales >> (shift + 8)) & 0xffu)},
+      {static_cast<int>((mins >> shift) & 0xffu), static_cast<int>((mins >> (shift + 8)) & 0xffu)}};
+}
+
+// acc[t] += block `block`'s term for token t (block_term), for the real
+// tokens: the lane's integer sums of its quarter, added over the block's
+// four lanes (integers: any order), then the term, the same in all four.
+// A lane past the row's blocks has a zero quarter (and reads x's last
+// block): its term is zero, and adding it leaves acc as it was.
+template <int kTokens>
+__device__ __forceinline__ void dot_quarter(const Quarter& q, int block, int c,
+                                            const KQuantParams& p, const uint8_t* smem,
+                                            float (&acc)[kTokens]) {
+  const uint32_t words[8] = {q.low.x,  q.low.y,  q.low.z,  q.low.w,
+                             q.high.x, q.high.y, q.high.z, q.high.w};
+  int low[8], high[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    low[i] = static_cast<int>(words[i] & 0x0f0f0f0fu);
+    high[i] = static_cast<int>((words[i] >> 4) & 0x0f0f0f0fu);
+  }
+  const SubBlockScales s = sub_block_scales(q.meta, c);
+  const int swizzle = ((16 * block + 4 * c) >> 3) & 3;  // swizzled_unit's, for all four units
+#pragma unroll
+  for (int t = 0; t < kTokens; ++t) {
+    if (t >= p.n_tokens) break;
+    const StagedToken x = staged_token(p, smem, t);
+    const int4* units = reinterpret_cast<const int4*>(x.quants);
+    const int u = 16 * block + 4 * c;  // units u .. u + 3, swizzled within the four
+    const int4 x0 = units[u + (0 ^ swizzle)], x1 = units[u + (1 ^ swizzle)];
+    const int4 x2 = units[u + (2 ^ swizzle)], x3 = units[u + (3 ^ swizzle)];
+    const int xs[16] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w,
+                        x2.x, x2.y, x2.z, x2.w, x3.x, x3.y, x3.z, x3.w};
+    int dot_low = 0, dot_high = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      dot_low = __dp4a(low[i], xs[i], dot_low);
+      dot_high = __dp4a(high[i], xs[8 + i], dot_high);
+    }
+    const int2 sums = *reinterpret_cast<const int2*>(x.sums + 8 * block + 2 * c);
+    int scaled = s.scale[0] * dot_low + s.scale[1] * dot_high;
+    int shifted = s.min[0] * sums.x + s.min[1] * sums.y;
+    scaled += __shfl_xor_sync(0xffffffffu, scaled, 1);
+    scaled += __shfl_xor_sync(0xffffffffu, scaled, 2);
+    shifted += __shfl_xor_sync(0xffffffffu, shifted, 1);
+    shifted += __shfl_xor_sync(0xffffffffu, shifted, 2);
+    acc[t] = __fadd_rn(acc[t], block_term(q.meta.x, x.scales[block], scaled, shifted));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The kernel
+
+template <int kTokens>
+__global__ void __launch_bounds__(kThreads, 2) q4k_decode_kernel(KQuantParams p) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  let_next_kernel_start();  // it waits for this kernel's writes before it reads them
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int c = lane % 4, lane_block = lane / 4;
+  const int n_blocks = p.w.n_blocks;
+  const int steps = (n_blocks + kBlocksPerStep - 1) / kBlocksPerStep;
+  const bool swiglu = p.swiglu_n > 0;
+  const int rows_per_output = swiglu ? 2 : 1;  // the gate row, then its up row
+  const int64_t n_outputs = swiglu ? p.swiglu_n : p.w.n_rows;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
+  const int n_outputs_mine =
+      first < n_outputs ? static_cast<int>((n_outputs - first + stride - 1) / stride) : 0;
+  const int n_rows_mine = n_outputs_mine * rows_per_output;
+
+  const auto output_of = [&](int row) { return first + (row / rows_per_output) * stride; };
+  const auto matrix_row = [&](int row) {
+    return row % rows_per_output == 0 ? output_of(row) : p.swiglu_n + output_of(row);
+  };
+  const auto load = [&](const Cursor& at, Quarter& q) {
+    const int block = kBlocksPerStep * at.step + lane_block;
+    if (at.row < n_rows_mine && block < n_blocks) {
+      q = load_quarter(p.w.row(matrix_row(at.row)), block, c);
+    } else {
+      q = Quarter{};
+    }
+  };
+  const auto advance = [&](Cursor& at) {
+    if (++at.step == steps) {
+      at.step = 0;
+      ++at.row;
+    }
+  };
+
+  Quarter quarters[kDepth];
+  Cursor next;
+#pragma unroll
+  for (int r = 0; r < kDepth; ++r) {
+    load(next, quarters[r]);
+    advance(next);
+  }
+  wait_for_prior_kernels();  // x is theirs (the weights above are not)
+  stage_q8k(p, smem);
+  __syncthreads();
+
+  float acc[kTokens] = {}, gate[kTokens] = {};
+  Cursor at;
+  for (int i0 = 0; i0 < n_rows_mine * steps; i0 += kDepth) {
+#pragma unroll
+    for (int r = 0; r < kDepth; ++r) {
+      if (at.row >= n_rows_mine) break;  // the same for the whole warp
+      const int block = min(kBlocksPerStep * at.step + lane_block, n_blocks - 1);
+      dot_quarter<kTokens>(quarters[r], block, c, p, smem, acc);
+      load(next, quarters[r]);
+      advance(next);
+      if (at.step == steps - 1) {  // the row's last step: its sums
+        const int64_t out = output_of(at.row);
+#pragma unroll
+        for (int t = 0; t < kTokens; ++t) {
+          float sum = acc[t];  // the 8 lane blocks' sums, as sum_of_eight adds them
+          sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 16));
+          sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 8));
+          sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 4));
+          acc[t] = 0.0f;
+          if (t >= p.n_tokens) continue;
+          if (swiglu && at.row % 2 == 0) {
+            gate[t] = sum;
+          } else if (lane == 0) {
+            p.y[t * n_outputs + out] = swiglu ? silu_times(gate[t], sum) : sum;
+          }
+        }
+      }
+      advance(at);
+    }
+  }
+}
+
+// fn(token count the kernel is compiled for), for n_tokens <= kMaxDp4aTokens.
+template <typename Fn>
+void with_token_bucket(int64_t n_tokens, Fn&& fn) {
+  if constexpr (kMaxDp4aTokens == 1) {
+    return fn(std::integral_constant<int, 1>{});
+  } else {
+    if (n_tokens <= 1) return fn(std::integral_constant<int, 1>{});
+    if (n_tokens <= 2) return fn(std::integral_constant<int, 2>{});
+    if (n_tokens <= 4) return fn(std::integral_constant<int, 4>{});
+    return fn(std::integral_constant<int, 8>{});
+  }
+}
+
+}  // namespace
+
+void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
+  const auto smem_bytes = static_cast<size_t>(int64_t{p.n_tokens} * p.token_bytes);
+  with_token_bucket(p.n_tokens, [&](auto bucket) {
+    auto* kernel = q4k_decode_kernel<decltype(bucket)::value>;
+    const int64_t grid = grid_for(kernel, n_outputs, kWarps, static_cast<int64_t>(smem_bytes));
+    // A dependent launch: its first weight loads go out while the kernel
+    // before it finishes.
+    launch_dependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads), smem_bytes, stream,
+                     p);
+  });
+}
+
+}  // namespace strata::kquant
