@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
@@ -39,11 +40,12 @@ constexpr int64_t kMmaPartialBytes = 2 * kWarps * 16 * 8 * sizeof(float);
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // One token's staged x: quants [row_length], the sums of each 32 quants
-// (int32), each block's scale (f32). Tokens lie 32 bytes past a multiple of
-// 128 apart, so that the mma kernel's 8 lanes reading 8 bytes of 8 tokens at
-// one offset (its B fragments) spread over the banks.
+// (int32), each block's scale (f32), the sums of each 16 quants (int32). Tokens lie 32 bytes past a
+// multiple of 128 apart, so that the mma kernel's 8 lanes reading 8 bytes of 8 tokens at one offset
+// (its B fragments) spread over the banks.
 inline int64_t staged_token_bytes(int64_t row_length) {
-  const int64_t bytes = row_length + row_length / 32 * 4 + row_length / kBlockElems * 4;
+  const int64_t bytes =
+      row_length + row_length / 32 * 4 + row_length / kBlockElems * 4 + row_length / 16 * 4;
   return (bytes + 127) / 128 * 128 + 32;
 }
 
@@ -59,8 +61,9 @@ struct KQuantParams {
 
 struct StagedToken {
   const int8_t* quants;
-  const int* sums;      // per 32 quants
+  const int* sums;      // per 32 quants (Q4_K's sub-blocks)
   const float* scales;  // per block
+  const int* sums16;    // per 16 quants (Q6_K's sub-blocks)
 };
 
 __device__ __forceinline__ StagedToken staged_token(const KQuantParams& p, const uint8_t* smem,
@@ -68,7 +71,8 @@ __device__ __forceinline__ StagedToken staged_token(const KQuantParams& p, const
   const uint8_t* at = smem + token * p.token_bytes;
   const int n = p.w.row_length;
   return {reinterpret_cast<const int8_t*>(at), reinterpret_cast<const int*>(at + n),
-          reinterpret_cast<const float*>(at + n + n / 32 * 4)};
+          reinterpret_cast<const float*>(at + n + n / 32 * 4),
+          reinterpret_cast<const int*>(at + n + n / 32 * 4 + n / kBlockElems * 4)};
 }
 
 // ---------------------------------------------------------------------------
@@ -145,10 +149,14 @@ __device__ inline void stage_q8k(const KQuantParams& p, uint8_t* smem) {
       sum += q;
       words[i / 4] |= (static_cast<uint32_t>(q) & 0xffu) << (8 * (i % 4));
     }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);  // 16 quants
     uint8_t* at = smem + token * p.token_bytes;
     const int n = p.w.row_length;
+    if (lane % 2 == 0) {
+      reinterpret_cast<int*>(at + n + n / 32 * 4 + n / kBlockElems * 4)[16 * block + lane / 2] =
+          sum;
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);  // 32 quants
     const int unit = swizzled_unit(16 * block + lane / 2);
     *reinterpret_cast<uint2*>(at + 16 * unit + 8 * (lane % 2)) = make_uint2(words[0], words[1]);
     if (lane % 4 == 0) reinterpret_cast<int*>(at + n)[8 * block + lane / 4] = sum;
@@ -210,9 +218,11 @@ int64_t grid_for(Kernel* kernel, int64_t n_items, int items_per_block, int64_t s
   return ceil_div(ceil_div(n_items, per_slot), items_per_block);
 }
 
-// The kernels on `stream`, for p.n_tokens up to kMaxDp4aTokens (dp4a) or
-// above it (mma); n_outputs = rows of y (swiglu_n with the fused SwiGLU).
-void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream);
+// The kernels on `stream`: dp4a for Q6_K and for Q4_K up to kMaxDp4aTokens
+// tokens, mma for Q4_K above; n_outputs = rows of y (swiglu_n with the
+// fused SwiGLU).
+void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
+                        cudaStream_t stream);
 void launch_mma_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream);
 
 }  // namespace strata::kquant

@@ -38,10 +38,10 @@ void run_kquant(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, flo
                          .token_bytes = static_cast<int>(token_bytes),
                          .x_aligned = reinterpret_cast<uintptr_t>(xt) % 16 == 0,
                          .swiglu_n = swiglu_n};
-    if (n > kquant::kMaxDp4aTokens) {
+    if (w.type() == WeightType::kQ4_K && n > kquant::kMaxDp4aTokens) {
       kquant::launch_mma_decode(p, n_outputs, stream);
     } else {
-      kquant::launch_dp4a_decode(p, n_outputs, stream);
+      kquant::launch_dp4a_decode(p, n_outputs, w.type(), stream);
     }
   }
 }
@@ -49,8 +49,9 @@ void run_kquant(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, flo
 }  // namespace
 
 bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens) {
-  return w.type() == WeightType::kQ4_K && n_tokens >= 1 && n_tokens <= kMaxKQuantDecodeTokens &&
-         w.row_length() <= INT_MAX && w.n_rows() <= INT_MAX && tokens_per_pass(w) >= 1;
+  return (w.type() == WeightType::kQ4_K || w.type() == WeightType::kQ6_K) && n_tokens >= 1 &&
+         n_tokens <= kMaxKQuantDecodeTokens && w.row_length() <= INT_MAX && w.n_rows() <= INT_MAX &&
+         tokens_per_pass(w) >= 1;
 }
 
 void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,

@@ -1,9 +1,14 @@
-// The one-token Q4_K decode kernel of cuda_kquant_decode (shared parts:
-// cuda_kquant_common.cuh): a warp per row at a time, 8 Q4_K blocks a step:
+// The dp4a decode kernel of cuda_kquant_decode (shared parts:
+// cuda_kquant_common.cuh), for one token of Q4_K and 1-8 tokens of Q6_K:
+// a warp per row at a time, 8 blocks a step. Q4_K:
 // lane l takes quarter c = l % 4 of block 8 * step + l / 4, i.e. qs bytes
 // 32c .. 32c + 31 (two 16-byte loads), whose low nibbles are sub-block 2c
 // and high nibbles sub-block 2c + 1, dotted with x by dp4a; the block's
-// four lanes add their integer sums by shuffles. A warp's rows are output
+// four lanes add their integer sums by shuffles. Q6_K: lane l takes
+// half h = c / 2 and pair kk = c % 2 of its block: ql bytes 64h + 32kk ..
+// + 31, whose low nibbles are row elements 128h + 32kk + l and high nibbles
+// 128h + 32(kk + 2) + l, with their top two bits from qh bytes 32h .. + 31
+// (bits 2k, k = kk or kk + 2): four sub-blocks of 16. A warp's rows are output
 // rows w, w + (warps in the grid), ... and its steps one stream of loads,
 // kDepth steps ahead, across rows.
 #include "kernels/cuda/cuda_dependent_launch.cuh"
@@ -13,7 +18,10 @@
 namespace strata::kquant {
 namespace {
 
-constexpr int kDepth = 4;  // steps of a warp whose loads are in flight
+// Steps of a warp whose loads are in flight: a Q6_K share is 84 bytes to
+// Q4_K's 48, so fewer of them fit without spills.
+template <WeightType kType>
+constexpr int kDepth = kType == WeightType::kQ4_K ? 4 : 2;
 
 // A lane's share of one step: its quarter of a Q4_K block, and the block's
 // 16 meta bytes (d, dmin, scales[12]).
@@ -97,11 +105,92 @@ __device__ __forceinline__ void dot_quarter(const Quarter& q, int block, int c,
   }
 }
 
+// A lane's share of one step of a Q6_K row (see the top): ql and qh bytes,
+// the block's 16 int8 sub-block scales and its fp16 d.
+struct Q6Share {
+  uint4 ql_low, ql_high;  // ql bytes 64h + 32kk .. + 15, + 16 .. + 31
+  uint4 qh_low, qh_high;  // qh bytes 32h .. + 15, + 16 .. + 31
+  uint4 scales;
+  uint32_t d;
+};
+
+__device__ __forceinline__ Q6Share load_q6_share(const RowView& row, int block, int c) {
+  constexpr int kQ6BlockBytes = 192;  // ql[128], qh[64]
+  const int h = c / 2, kk = c % 2;
+  const uint8_t* ql = row.quants + kQ6BlockBytes * block + 64 * h + 32 * kk;
+  const uint8_t* qh = row.quants + kQ6BlockBytes * block + 128 + 32 * h;
+  return {cuda_layout::load_chunk(ql),
+          cuda_layout::load_chunk(ql + 16),
+          cuda_layout::load_chunk(qh),
+          cuda_layout::load_chunk(qh + 16),
+          __ldg(reinterpret_cast<const uint4*>(row.meta + 16 * block)),
+          cuda_layout::load_u16(row.meta + 16 * row.n_blocks + 2 * block)};
+}
+
+// Signed byte i of the 16 scales.
+__device__ __forceinline__ int scale_byte(uint4 scales, int i) {
+  const uint32_t words[4] = {scales.x, scales.y, scales.z, scales.w};
+  return static_cast<int>(static_cast<int8_t>((words[i / 4] >> (8 * (i % 4))) & 0xffu));
+}
+
+// acc[t] += block `block`'s term for token t, as the CPU's dot_q6_k rounds
+// it: (d * x_d) * sum over sub-blocks of scale * ((q - 32) . x), the q - 32
+// taken as q . x - 32 * (x's sum over the sub-block); the lane's integer sum
+// added over the block's four lanes first. A lane past the row's blocks has
+// zero d: its term is zero.
+template <int kTokens>
+__device__ __forceinline__ void dot_q6_share(const Q6Share& q, int block, int c,
+                                             const KQuantParams& p, const uint8_t* smem,
+                                             float (&acc)[kTokens]) {
+  const int h = c / 2, kk = c % 2;
+  const uint32_t ql[8] = {q.ql_low.x,  q.ql_low.y,  q.ql_low.z,  q.ql_low.w,
+                          q.ql_high.x, q.ql_high.y, q.ql_high.z, q.ql_high.w};
+  const uint32_t qh[8] = {q.qh_low.x,  q.qh_low.y,  q.qh_low.z,  q.qh_low.w,
+                          q.qh_high.x, q.qh_high.y, q.qh_high.z, q.qh_high.w};
+  int quants[2][8];  // [k = kk, kk + 2][word]: 6-bit q of 4 elements
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int k = kk + 2 * half;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      quants[half][i] = static_cast<int>(((ql[i] >> (4 * half)) & 0x0f0f0f0fu) |
+                                         (((qh[i] >> (2 * k)) & 0x03030303u) << 4));
+    }
+  }
+  const float d = __half2float(__ushort_as_half(static_cast<unsigned short>(q.d & 0xffffu)));
+#pragma unroll
+  for (int t = 0; t < kTokens; ++t) {
+    if (t >= p.n_tokens) break;
+    const StagedToken x = staged_token(p, smem, t);
+    const int4* units = reinterpret_cast<const int4*>(x.quants);
+    int scaled = 0;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int k = kk + 2 * half;
+      const int u = 16 * block + 8 * h + 2 * k;  // x's 32 elements 128h + 32k ..: two units
+#pragma unroll
+      for (int m = 0; m < 2; ++m) {  // sub-block 8h + 2k + m: 16 elements, one unit
+        const int4 xm = units[swizzled_unit(u + m)];
+        const int xs[4] = {xm.x, xm.y, xm.z, xm.w};
+        int dot = 0;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) dot = __dp4a(quants[half][4 * m + i], xs[i], dot);
+        const int sub = 8 * h + 2 * k + m;
+        scaled += scale_byte(q.scales, sub) * (dot - 32 * x.sums16[16 * block + sub]);
+      }
+    }
+    scaled += __shfl_xor_sync(0xffffffffu, scaled, 1);
+    scaled += __shfl_xor_sync(0xffffffffu, scaled, 2);
+    acc[t] = __fadd_rn(acc[t], __fmul_rn(__fmul_rn(d, x.scales[block]), __int2float_rn(scaled)));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The kernel
 
-template <int kTokens>
-__global__ void __launch_bounds__(kThreads, 2) q4k_decode_kernel(KQuantParams p) {
+template <WeightType kType, int kTokens>
+__global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p) {
+  using Share = std::conditional_t<kType == WeightType::kQ4_K, Quarter, Q6Share>;
   extern __shared__ __align__(16) uint8_t smem[];
   let_next_kernel_start();  // it waits for this kernel's writes before it reads them
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
@@ -121,12 +210,16 @@ __global__ void __launch_bounds__(kThreads, 2) q4k_decode_kernel(KQuantParams p)
   const auto matrix_row = [&](int row) {
     return row % rows_per_output == 0 ? output_of(row) : p.swiglu_n + output_of(row);
   };
-  const auto load = [&](const Cursor& at, Quarter& q) {
+  const auto load = [&](const Cursor& at, Share& q) {
     const int block = kBlocksPerStep * at.step + lane_block;
     if (at.row < n_rows_mine && block < n_blocks) {
-      q = load_quarter(p.w.row(matrix_row(at.row)), block, c);
+      if constexpr (kType == WeightType::kQ4_K) {
+        q = load_quarter(p.w.row(matrix_row(at.row)), block, c);
+      } else {
+        q = load_q6_share(p.w.row(matrix_row(at.row)), block, c);
+      }
     } else {
-      q = Quarter{};
+      q = Share{};
     }
   };
   const auto advance = [&](Cursor& at) {
@@ -136,10 +229,10 @@ __global__ void __launch_bounds__(kThreads, 2) q4k_decode_kernel(KQuantParams p)
     }
   };
 
-  Quarter quarters[kDepth];
+  Share quarters[kDepth<kType>];
   Cursor next;
 #pragma unroll
-  for (int r = 0; r < kDepth; ++r) {
+  for (int r = 0; r < kDepth<kType>; ++r) {
     load(next, quarters[r]);
     advance(next);
   }
@@ -149,12 +242,16 @@ __global__ void __launch_bounds__(kThreads, 2) q4k_decode_kernel(KQuantParams p)
 
   float acc[kTokens] = {}, gate[kTokens] = {};
   Cursor at;
-  for (int i0 = 0; i0 < n_rows_mine * steps; i0 += kDepth) {
+  for (int i0 = 0; i0 < n_rows_mine * steps; i0 += kDepth<kType>) {
 #pragma unroll
-    for (int r = 0; r < kDepth; ++r) {
+    for (int r = 0; r < kDepth<kType>; ++r) {
       if (at.row >= n_rows_mine) break;  // the same for the whole warp
       const int block = min(kBlocksPerStep * at.step + lane_block, n_blocks - 1);
-      dot_quarter<kTokens>(quarters[r], block, c, p, smem, acc);
+      if constexpr (kType == WeightType::kQ4_K) {
+        dot_quarter<kTokens>(quarters[r], block, c, p, smem, acc);
+      } else {
+        dot_q6_share<kTokens>(quarters[r], block, c, p, smem, acc);
+      }
       load(next, quarters[r]);
       advance(next);
       if (at.step == steps - 1) {  // the row's last step: its sums
@@ -179,10 +276,11 @@ __global__ void __launch_bounds__(kThreads, 2) q4k_decode_kernel(KQuantParams p)
   }
 }
 
-// fn(token count the kernel is compiled for), for n_tokens <= kMaxDp4aTokens.
-template <typename Fn>
+// fn(token count the kernel is compiled for): Q4_K takes it for up to
+// kMaxDp4aTokens tokens, Q6_K for all.
+template <WeightType kType, typename Fn>
 void with_token_bucket(int64_t n_tokens, Fn&& fn) {
-  if constexpr (kMaxDp4aTokens == 1) {
+  if constexpr (kType == WeightType::kQ4_K && kMaxDp4aTokens <= 1) {
     return fn(std::integral_constant<int, 1>{});
   } else {
     if (n_tokens <= 1) return fn(std::integral_constant<int, 1>{});
@@ -192,18 +290,25 @@ void with_token_bucket(int64_t n_tokens, Fn&& fn) {
   }
 }
 
-}  // namespace
-
-void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
+template <WeightType kType>
+void launch_typed(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
   const auto smem_bytes = static_cast<size_t>(int64_t{p.n_tokens} * p.token_bytes);
-  with_token_bucket(p.n_tokens, [&](auto bucket) {
-    auto* kernel = q4k_decode_kernel<decltype(bucket)::value>;
+  with_token_bucket<kType>(p.n_tokens, [&](auto bucket) {
+    auto* kernel = dp4a_decode_kernel<kType, decltype(bucket)::value>;
     const int64_t grid = grid_for(kernel, n_outputs, kWarps, static_cast<int64_t>(smem_bytes));
     // A dependent launch: its first weight loads go out while the kernel
     // before it finishes.
     launch_dependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads), smem_bytes, stream,
                      p);
   });
+}
+
+}  // namespace
+
+void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
+                        cudaStream_t stream) {
+  if (type == WeightType::kQ6_K) return launch_typed<WeightType::kQ6_K>(p, n_outputs, stream);
+  launch_typed<WeightType::kQ4_K>(p, n_outputs, stream);
 }
 
 }  // namespace strata::kquant

@@ -1,11 +1,11 @@
-// cuda_kquant_decode against the CPU matmul, which quantizes x to Q8_K the
-// same way and forms the same integer sums: only the order of the f32
-// additions differs, so the two agree to ~1e-7. One 8-bit quant of x off by
-// one moves a 256-long row's result by ~5e-4 of its size: the tolerance
-// below catches the staging's quantization differing from the CPU's.
-// Also: a token's bits alone (the dp4a kernel) and in a batch (the mma
-// kernel), x not 16-byte aligned, tokens staged in passes (rows too long for
-// all of them at once), the fused SwiGLU. Skips without a GPU.
+// cuda_kquant_decode (Q4_K and Q6_K) against the CPU matmul, which
+// quantizes x to Q8_K the same way and forms the same integer sums: only the
+// order of the f32 additions differs, so the two agree to ~1e-7. One 8-bit
+// quant of x off by one moves a 256-long row's result by ~5e-4 of its size:
+// the tolerance below catches the staging's quantization differing from the
+// CPU's. Also: a token's bits alone and in a batch (for Q4_K, the dp4a and
+// the mma kernel), x not 16-byte aligned, tokens staged in passes (rows too
+// long for all of them at once), the fused SwiGLU. Skips without a GPU.
 #include "kernels/cuda/cuda_kquant_decode.h"
 
 #include <cuda_runtime_api.h>
@@ -32,31 +32,32 @@ using namespace strata::testing;
 constexpr double kCpuTolerance = 1e-5;
 constexpr int64_t kMaxCpuMacs = int64_t{64} << 20;
 
-struct Q4KMatrix {
+constexpr WeightType kTypes[] = {WeightType::kQ4_K, WeightType::kQ6_K};
+
+struct KQuantMatrix {
+  WeightType type;
   int64_t n_rows;
   int64_t row_length;
   std::vector<std::byte> bytes;
 
   WeightMatrix view() const {
-    return {.type = WeightType::kQ4_K,
-            .data = bytes.data(),
-            .n_rows = n_rows,
-            .row_length = row_length};
+    return {.type = type, .data = bytes.data(), .n_rows = n_rows, .row_length = row_length};
   }
 };
 
-Q4KMatrix make_q4k(int64_t n_rows, int64_t row_length, std::mt19937& rng) {
+KQuantMatrix make_matrix(WeightType type, int64_t n_rows, int64_t row_length, std::mt19937& rng) {
   const std::vector<float> values =
       random_floats(static_cast<size_t>(n_rows * row_length), rng, 0.05f);
-  return {n_rows, row_length, quantize(WeightType::kQ4_K, values)};
+  return {type, n_rows, row_length, quantize(type, values)};
 }
 
-std::string describe(const Q4KMatrix& m, int64_t n_tokens) {
-  return std::to_string(m.n_rows) + " x " + std::to_string(m.row_length) + ", " +
-         std::to_string(n_tokens) + " tokens";
+std::string describe(const KQuantMatrix& m, int64_t n_tokens) {
+  return std::string(weight_type_name(m.type)) + " " + std::to_string(m.n_rows) + " x " +
+         std::to_string(m.row_length) + ", " + std::to_string(n_tokens) + " tokens";
 }
 
-std::vector<float> cpu_product(const Q4KMatrix& m, const std::vector<float>& x, int64_t n_tokens) {
+std::vector<float> cpu_product(const KQuantMatrix& m, const std::vector<float>& x,
+                               int64_t n_tokens) {
   ThreadPool pool;
   std::vector<float> y(static_cast<size_t>(n_tokens * m.n_rows));
   matmul(m.view(), x, n_tokens, y, pool);
@@ -76,33 +77,37 @@ std::vector<float> device_product(const CudaWeightMatrix& w, const std::vector<f
   return to_host<float>(dy, n_out);
 }
 
-TEST(CudaKQuantDecodeTest, TakesQ4KDecodeBatches) {
+TEST(CudaKQuantDecodeTest, TakesQ4KAndQ6KDecodeBatches) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(1);
-  const CudaWeightMatrix even = CudaWeightMatrix::upload(make_q4k(64, 256, rng).view());
-  const CudaWeightMatrix odd = CudaWeightMatrix::upload(make_q4k(63, 256, rng).view());
+  for (WeightType type : kTypes) {
+    const CudaWeightMatrix even = CudaWeightMatrix::upload(make_matrix(type, 64, 256, rng).view());
+    const CudaWeightMatrix odd = CudaWeightMatrix::upload(make_matrix(type, 63, 256, rng).view());
+    EXPECT_TRUE(cuda_kquant_decode_supports(even, 1));
+    EXPECT_TRUE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens));
+    EXPECT_FALSE(cuda_kquant_decode_supports(even, 0));
+    EXPECT_FALSE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens + 1));
+    EXPECT_TRUE(cuda_kquant_decode_swiglu_supports(even, 8));
+    EXPECT_FALSE(cuda_kquant_decode_swiglu_supports(odd, 1));
+  }
   const std::vector<float> values = random_floats(64 * 256, rng);
-  const std::vector<std::byte> q6k = quantize(WeightType::kQ6_K, values);
+  const std::vector<std::byte> q8 = quantize(WeightType::kQ8_0, values);
   const CudaWeightMatrix other = CudaWeightMatrix::upload(
-      {.type = WeightType::kQ6_K, .data = q6k.data(), .n_rows = 64, .row_length = 256});
-  EXPECT_TRUE(cuda_kquant_decode_supports(even, 1));
-  EXPECT_TRUE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens));
-  EXPECT_FALSE(cuda_kquant_decode_supports(even, 0));
-  EXPECT_FALSE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens + 1));
+      {.type = WeightType::kQ8_0, .data = q8.data(), .n_rows = 64, .row_length = 256});
   EXPECT_FALSE(cuda_kquant_decode_supports(other, 1));
-  EXPECT_TRUE(cuda_kquant_decode_swiglu_supports(even, 8));
-  EXPECT_FALSE(cuda_kquant_decode_swiglu_supports(odd, 1));
 }
+
+class CudaKQuantDecodeTypeTest : public ::testing::TestWithParam<WeightType> {};
 
 // Whole steps of 8 blocks (2,048, 4,096), a part step (256, 2,560: 1 and
 // 10 blocks), many steps (14,336, the 8B model's FFN); rows from one to
 // more than a warp each.
-TEST(CudaKQuantDecodeTest, MatchesTheCpuIntegerProducts) {
+TEST_P(CudaKQuantDecodeTypeTest, MatchesTheCpuIntegerProducts) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(2);
   for (int64_t row_length : {256, 2048, 2560, 4096, 14336}) {
     for (int64_t n_rows : {1, 7, 33, 1000, 5000}) {
-      const Q4KMatrix m = make_q4k(n_rows, row_length, rng);
+      const KQuantMatrix m = make_matrix(GetParam(), n_rows, row_length, rng);
       const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
       for (int64_t n_tokens : {1, 2, 3, 5, 8}) {
         if (n_rows * row_length * n_tokens > kMaxCpuMacs) continue;
@@ -120,10 +125,10 @@ TEST(CudaKQuantDecodeTest, MatchesTheCpuIntegerProducts) {
 // a negative and a positive value ride along, but cannot tell which one the
 // staging chose: the other choice negates every quant and the scale, which
 // gives the same product to the bit.
-TEST(CudaKQuantDecodeTest, StagesAZeroBlockOfXAsZeros) {
+TEST_P(CudaKQuantDecodeTypeTest, StagesAZeroBlockOfXAsZeros) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(3);
-  const Q4KMatrix m = make_q4k(7, 768, rng);
+  const KQuantMatrix m = make_matrix(GetParam(), 7, 768, rng);
   const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
   std::vector<float> x = random_floats(768, rng);
   std::fill(x.begin(), x.begin() + 256, 0.0f);
@@ -135,15 +140,15 @@ TEST(CudaKQuantDecodeTest, StagesAZeroBlockOfXAsZeros) {
 }
 
 // A decode step's tokens must not change each other's bits (the engine's
-// batch invariance rests on it), aligned x or not: one token takes the dp4a
-// kernel, more the mma kernel, which must add the same terms in the same
-// order. 333 rows leave the last group of 16 part empty; rows of 256 give
+// batch invariance rests on it), aligned x or not: for Q4_K one token takes
+// the dp4a kernel, more the mma kernel, which must add the same terms in the
+// same order. 333 rows leave the last group of 16 part empty; rows of 256 give
 // the mma kernel's warps but one block, of 2,560 ten (two warps take two).
-TEST(CudaKQuantDecodeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
+TEST_P(CudaKQuantDecodeTypeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(4);
   for (int64_t row_length : {256, 2560, 4096}) {
-    const Q4KMatrix m = make_q4k(333, row_length, rng);
+    const KQuantMatrix m = make_matrix(GetParam(), 333, row_length, rng);
     const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
     const std::vector<float> x = random_floats(static_cast<size_t>(8 * row_length), rng);
     for (int64_t n_tokens : {2, 3, 5, 8}) {
@@ -164,12 +169,12 @@ TEST(CudaKQuantDecodeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
 
 // Rows whose 8 tokens of staged x outgrow a block's shared memory are run
 // in passes of fewer tokens: the same results, the same bits per token.
-TEST(CudaKQuantDecodeTest, StagesLongRowsInPassesOfTokens) {
+TEST_P(CudaKQuantDecodeTypeTest, StagesLongRowsInPassesOfTokens) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(5);
   // More than 1/8 of the device's shared memory a token (~1.14 bytes a value).
   const int64_t row_length = (cuda_max_shared_memory_per_block() / 8 / 256 + 1) * 256;
-  const Q4KMatrix m = make_q4k(9, row_length, rng);
+  const KQuantMatrix m = make_matrix(GetParam(), 9, row_length, rng);
   const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
   ASSERT_TRUE(cuda_kquant_decode_supports(w, 8)) << describe(m, 8);
   const std::vector<float> x = random_floats(static_cast<size_t>(8 * row_length), rng);
@@ -184,12 +189,12 @@ TEST(CudaKQuantDecodeTest, StagesLongRowsInPassesOfTokens) {
 // The fused SwiGLU of a stacked [gate | up] matrix gives the very bits of
 // the product followed by cuda_silu_mul; 1,001 outputs leave warps with one
 // output more than others.
-TEST(CudaKQuantDecodeTest, SwigluGivesTheBitsOfProductThenSilu) {
+TEST_P(CudaKQuantDecodeTypeTest, SwigluGivesTheBitsOfProductThenSilu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(6);
   for (int64_t n : {8, 1001}) {
     for (int64_t row_length : {256, 4096}) {
-      const Q4KMatrix m = make_q4k(2 * n, row_length, rng);
+      const KQuantMatrix m = make_matrix(GetParam(), 2 * n, row_length, rng);
       const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
       for (int64_t n_tokens : {1, 3, 8}) {
         const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
@@ -209,6 +214,11 @@ TEST(CudaKQuantDecodeTest, SwigluGivesTheBitsOfProductThenSilu) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(KQuants, CudaKQuantDecodeTypeTest, ::testing::ValuesIn(kTypes),
+                         [](const ::testing::TestParamInfo<WeightType>& info) {
+                           return std::string(weight_type_name(info.param));
+                         });
 
 }  // namespace
 }  // namespace strata
