@@ -32,7 +32,8 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kBlockElems = 256;  // a Q4_K block of weights, a Q8_K block of x
 constexpr int kBlockQuantBytes = 128;
 constexpr int kBlocksPerStep = 8;  // blocks a warp step of the dp4a kernel (4 lanes each)
-// Up to this many tokens take the dp4a kernel; more, the mma kernel.
+// Up to this many tokens take the dp4a kernel; more, the mma kernel (both
+// Q4_K and Q6_K).
 constexpr int64_t kMaxDp4aTokens = 1;
 // The mma kernel's two buffers of its warps' sums, after the staged x.
 constexpr int64_t kMmaPartialBytes = 2 * kWarps * 16 * 8 * sizeof(float);
@@ -218,11 +219,11 @@ int64_t grid_for(Kernel* kernel, int64_t n_items, int items_per_block, int64_t s
   return ceil_div(ceil_div(n_items, per_slot), items_per_block);
 }
 
-// The kernels on `stream`: dp4a for Q6_K and for Q4_K up to kMaxDp4aTokens
-// tokens, mma for Q4_K above; n_outputs = rows of y (swiglu_n with the
-// fused SwiGLU).
+// The kernels on `stream`: dp4a up to kMaxDp4aTokens tokens, mma above;
+// n_outputs = rows of y (swiglu_n with the fused SwiGLU).
 void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
                         cudaStream_t stream);
-void launch_mma_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream);
+void launch_mma_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
+                       cudaStream_t stream);
 
 }  // namespace strata::kquant

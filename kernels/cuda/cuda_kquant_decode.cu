@@ -38,8 +38,8 @@ void run_kquant(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, flo
                          .token_bytes = static_cast<int>(token_bytes),
                          .x_aligned = reinterpret_cast<uintptr_t>(xt) % 16 == 0,
                          .swiglu_n = swiglu_n};
-    if (w.type() == WeightType::kQ4_K && n > kquant::kMaxDp4aTokens) {
-      kquant::launch_mma_decode(p, n_outputs, stream);
+    if (n > kquant::kMaxDp4aTokens) {
+      kquant::launch_mma_decode(p, n_outputs, w.type(), stream);
     } else {
       kquant::launch_dp4a_decode(p, n_outputs, w.type(), stream);
     }

@@ -1,8 +1,9 @@
-// Decode products of Q4_K matrices on integer dot products, the way the CPU
-// computes them (kernels/cpu/vec_dot.h): x quantized to Q8_K blocks (256
-// values, an f32 scale, 8-bit quants, as quantize_activations_q8_k), each
-// 32-weight sub-block's 4-bit quants dotted with x's 8-bit quants four at a
-// time (dp4a), and the block's 6-bit scales and minimums applied to those
+// Decode products of Q4_K and Q6_K matrices on integer dot products, the
+// way the CPU computes them (kernels/cpu/vec_dot.h): x quantized to Q8_K
+// blocks (256 values, an f32 scale, 8-bit quants, as
+// quantize_activations_q8_k), each sub-block's quants dotted with x's 8-bit
+// quants four at a time (dp4a) or on integer tensor cores, and the block's
+// scales (and Q4_K's minimums, Q6_K's offset of 32) applied to those
 // integer sums.
 //
 //   y[t * n_rows + r] = dot(row r of w, x[t * row_length, + row_length))
@@ -11,7 +12,8 @@
 // read once and used for one to eight tokens, so the product is bound by the
 // instructions that turn weights into something to multiply. Turning Q4_K
 // nibbles into f16 takes about three instructions a pair; a dp4a takes four
-// nibbles as they are (one mask or shift and mask for the four).
+// nibbles as they are (one mask or shift and mask for the four; Q6_K's two
+// top bits one more shift, mask and or).
 //
 // Each weight is read from VRAM once per call for all the tokens: one token
 // by dp4a, two to eight on tensor cores (integer mma), which add the same
@@ -31,7 +33,8 @@ namespace strata {
 
 inline constexpr int64_t kMaxKQuantDecodeTokens = 8;
 
-// Whether cuda_kquant_decode takes this matrix and token count: Q4_K, 1 ..
+// Whether cuda_kquant_decode takes this matrix and token count: Q4_K or
+// Q6_K, 1 ..
 // kMaxKQuantDecodeTokens tokens, a row whose staged x fits a block's shared
 // memory on the current device.
 bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens);

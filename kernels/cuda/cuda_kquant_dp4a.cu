@@ -1,6 +1,6 @@
 // The dp4a decode kernel of cuda_kquant_decode (shared parts:
-// cuda_kquant_common.cuh), for one token of Q4_K and 1-8 tokens of Q6_K:
-// a warp per row at a time, 8 blocks a step. Q4_K:
+// cuda_kquant_common.cuh), for one token of Q4_K or Q6_K: a warp per row at
+// a time, 8 blocks a step. Q4_K:
 // lane l takes quarter c = l % 4 of block 8 * step + l / 4, i.e. qs bytes
 // 32c .. 32c + 31 (two 16-byte loads), whose low nibbles are sub-block 2c
 // and high nibbles sub-block 2c + 1, dotted with x by dp4a; the block's
@@ -276,11 +276,10 @@ __global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p
   }
 }
 
-// fn(token count the kernel is compiled for): Q4_K takes it for up to
-// kMaxDp4aTokens tokens, Q6_K for all.
+// fn(token count the kernel is compiled for), for n_tokens <= kMaxDp4aTokens.
 template <WeightType kType, typename Fn>
 void with_token_bucket(int64_t n_tokens, Fn&& fn) {
-  if constexpr (kType == WeightType::kQ4_K && kMaxDp4aTokens <= 1) {
+  if constexpr (kMaxDp4aTokens <= 1) {
     return fn(std::integral_constant<int, 1>{});
   } else {
     if (n_tokens <= 1) return fn(std::integral_constant<int, 1>{});

@@ -1,9 +1,9 @@
-// The two-to-eight-token Q4_K decode kernel of cuda_kquant_decode (shared
-// parts: cuda_kquant_common.cuh): the integer dots of 16 rows and 8 tokens
-// on tensor cores (mma m16n8k32 s8, a sub-block of 32 weights a k-step), warp
-// w of a block taking blocks w, w + 8, ... of the block's group of rows. In
-// the dp4a kernel each token costs a lane 16 dp4a a step; here one mma
-// serves all 8 tokens.
+// The two-to-eight-token decode kernel of cuda_kquant_decode (shared parts:
+// cuda_kquant_common.cuh): the integer dots of 16 rows and 8 tokens on
+// tensor cores, a sub-block a k-step (Q4_K: mma m16n8k32 s8 on 32 weights;
+// Q6_K: m16n8k16 on 16), warp w of a block taking blocks w, w + 8, ... of
+// the block's group of rows. In the dp4a kernel each token costs a lane 16
+// dp4a a step; here one mma serves all 8 tokens.
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_kquant_common.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
@@ -20,6 +20,21 @@ __device__ __forceinline__ void mma_s8(int (&c)[4], uint32_t a0, uint32_t a1, ui
       "{%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
+}
+
+// c = a (16 x 16, int8) times b (16 x 8, int8), fresh int32 sums:
+// a0 = A[g][4t..4t+3], a1 = A[g+8][4t..]; b0 = B[4t..4t+3][g]; c as above.
+__device__ __forceinline__ void mma_s8_k16(int (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+      "{%7, %7, %7, %7};"
+      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+      : "r"(a0), "r"(a1), "r"(b0), "r"(0));
+}
+
+__device__ __forceinline__ uint32_t load_four_bytes(const uint8_t* at) {
+  uint32_t v;
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(at));
+  return v;
 }
 
 __device__ __forceinline__ uint2 load_eight_bytes(const uint8_t* at) {
@@ -102,6 +117,89 @@ __device__ void mma_block(const RowPairBlock& w, int block, int g, int t, const 
   }
 }
 
+// A lane's share of one Q6_K block of its warp's 16 rows, rows g and g + 8:
+// for each 16-weight sub-block 8h + 2k + m, the mma's k columns 4t .. 4t + 3
+// take its elements 16m + 4t .. + 3 of 128h + 32k: low nibbles (k < 2) or
+// high (k >= 2) of ql word 64h + 32(k % 2) + 16m + 4t, top bits 2k of qh
+// word 32h + 16m + 4t; and the rows' 16 int8 scales and fp16 d.
+struct Q6RowPairBlock {
+  uint32_t ql[2][8];  // [row][4h + 2(k % 2) + m]
+  uint32_t qh[2][4];  // [row][2h + m]
+  uint4 scales[2];
+  uint32_t d[2];
+};
+
+__device__ __forceinline__ Q6RowPairBlock load_q6_row_pair_block(const RowView (&rows)[2],
+                                                                 int block, int t) {
+  constexpr int kQ6BlockBytes = 192;  // ql[128], qh[64]
+  Q6RowPairBlock b;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const uint8_t* quants = rows[r].quants + kQ6BlockBytes * block + 4 * t;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) b.ql[r][i] = load_four_bytes(quants + 64 * (i / 4) + 16 * (i % 4));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) b.qh[r][i] = load_four_bytes(quants + 128 + 16 * i);
+    b.scales[r] = __ldg(reinterpret_cast<const uint4*>(rows[r].meta + 16 * block));
+    b.d[r] = cuda_layout::load_u16(rows[r].meta + 16 * rows[r].n_blocks + 2 * block);
+  }
+  return b;
+}
+
+__device__ __forceinline__ int q6_scale(uint4 scales, int i) {
+  const uint32_t words[4] = {scales.x, scales.y, scales.z, scales.w};
+  return static_cast<int>(static_cast<int8_t>((words[i / 4] >> (8 * (i % 4))) & 0xffu));
+}
+
+// acc[i] += block `block`'s term for the lane's four outputs, as the dp4a
+// kernel's dot_q6_share forms it: (d * x_d) * sum over sub-blocks of scale
+// * (q . x - 32 * x's sum over the sub-block).
+__device__ void mma_q6_block(const Q6RowPairBlock& w, int block, int g, int t,
+                             const KQuantParams& p, const uint8_t* smem, float (&acc)[4]) {
+  int scaled[4] = {};
+  const bool real_b = g < p.n_tokens;
+  const uint8_t* xq = smem + min(g, p.n_tokens - 1) * p.token_bytes;
+  int sums[2][16];  // tokens 2t, 2t + 1: x's sums of the block's 16-quant groups
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const StagedToken x = staged_token(p, smem, min(2 * t + k, p.n_tokens - 1));
+#pragma unroll
+    for (int i = 0; i < 16; ++i) sums[k][i] = x.sums16[16 * block + i];
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+#pragma unroll
+      for (int m = 0; m < 2; ++m) {
+        const int sub = 8 * h + 2 * k + m, ql = 4 * h + 2 * (k % 2) + m, qh = 2 * h + m;
+        uint32_t a[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          a[r] = ((w.ql[r][ql] >> (4 * (k / 2))) & 0x0f0f0f0fu) |
+                 (((w.qh[r][qh] >> (2 * k)) & 0x03030303u) << 4);
+        }
+        const int u = 16 * block + sub;  // x's 16-byte unit of the sub-block
+        const uint32_t b =
+            real_b ? *reinterpret_cast<const uint32_t*>(xq + 16 * swizzled_unit(u) + 4 * t) : 0u;
+        int dots[4];
+        mma_s8_k16(dots, a[0], a[1], b);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          scaled[i] += q6_scale(w.scales[i / 2], sub) * (dots[i] - 32 * sums[i % 2][sub]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const StagedToken x = staged_token(p, smem, min(2 * t + i % 2, p.n_tokens - 1));
+    const float d =
+        __half2float(__ushort_as_half(static_cast<unsigned short>(w.d[i / 2] & 0xffffu)));
+    acc[i] = __fadd_rn(acc[i], __fmul_rn(__fmul_rn(d, x.scales[block]), __int2float_rn(scaled[i])));
+  }
+}
+
 // Decode products of 2 to 8 tokens: a block per 16 rows (with the fused
 // SwiGLU: 8 gate rows and their 8 up rows) at a time, walking row groups
 // blockIdx.x, + gridDim.x, ...; warp w takes the group's Q4_K blocks w, w +
@@ -109,7 +207,9 @@ __device__ void mma_block(const RowPairBlock& w, int block, int g, int t, const 
 // across groups, and the 8 warps' sums of a group meet in one of two shared
 // buffers, added by sum_of_eight: each token gets the bits the one-token
 // kernel gives it.
-__global__ void __launch_bounds__(kThreads, 2) q4k_mma_decode_kernel(KQuantParams p) {
+template <WeightType kType>
+__global__ void __launch_bounds__(kThreads, 2) mma_decode_kernel(KQuantParams p) {
+  using Share = std::conditional_t<kType == WeightType::kQ4_K, RowPairBlock, Q6RowPairBlock>;
   extern __shared__ __align__(16) uint8_t smem[];
   let_next_kernel_start();  // it waits for this kernel's writes before it reads them
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
@@ -137,21 +237,25 @@ __global__ void __launch_bounds__(kThreads, 2) q4k_mma_decode_kernel(KQuantParam
     rows[1] = p.w.row(min(r1, p.w.n_rows - 1));
   };
   Cursor next;  // row: the group, step: the warp's step in it
-  const auto load_next = [&](RowPairBlock& b) {
+  const auto load_next = [&](Share& b) {
     if (my_steps == 0 || next.row >= my_groups) {
-      b = RowPairBlock{};
+      b = Share{};
       return;
     }
     RowView rows[2];
     rows_of(next.row, rows);
-    b = load_row_pair_block(rows, warp + kWarps * next.step, t);
+    if constexpr (kType == WeightType::kQ4_K) {
+      b = load_row_pair_block(rows, warp + kWarps * next.step, t);
+    } else {
+      b = load_q6_row_pair_block(rows, warp + kWarps * next.step, t);
+    }
     if (++next.step == my_steps) {
       next.step = 0;
       ++next.row;
     }
   };
 
-  RowPairBlock current, ahead;
+  Share current, ahead;
   load_next(current);
   load_next(ahead);
   wait_for_prior_kernels();  // x is theirs (the weights above are not)
@@ -162,7 +266,11 @@ __global__ void __launch_bounds__(kThreads, 2) q4k_mma_decode_kernel(KQuantParam
   for (int i = 0; i < my_groups; ++i) {
     float acc[4] = {};
     for (int step = 0; step < my_steps; ++step) {
-      mma_block(current, warp + kWarps * step, g, t, p, smem, acc);
+      if constexpr (kType == WeightType::kQ4_K) {
+        mma_block(current, warp + kWarps * step, g, t, p, smem, acc);
+      } else {
+        mma_q6_block(current, warp + kWarps * step, g, t, p, smem, acc);
+      }
       current = ahead;
       load_next(ahead);
     }
@@ -189,16 +297,23 @@ __global__ void __launch_bounds__(kThreads, 2) q4k_mma_decode_kernel(KQuantParam
   }
 }
 
-}  // namespace
-
-void launch_mma_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
+template <WeightType kType>
+void launch_typed(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
   const int64_t smem_bytes = int64_t{p.n_tokens} * p.token_bytes + kMmaPartialBytes;
   const int64_t groups = ceil_div(n_outputs, p.swiglu_n > 0 ? 8 : 16);
-  const int64_t grid = grid_for(q4k_mma_decode_kernel, groups, 1, smem_bytes);
+  const int64_t grid = grid_for(mma_decode_kernel<kType>, groups, 1, smem_bytes);
   // A dependent launch: its first weight loads go out while the kernel
   // before it finishes.
-  launch_dependent(q4k_mma_decode_kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
+  launch_dependent(mma_decode_kernel<kType>, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
                    static_cast<size_t>(smem_bytes), stream, p);
+}
+
+}  // namespace
+
+void launch_mma_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
+                       cudaStream_t stream) {
+  if (type == WeightType::kQ6_K) return launch_typed<WeightType::kQ6_K>(p, n_outputs, stream);
+  launch_typed<WeightType::kQ4_K>(p, n_outputs, stream);
 }
 
 }  // namespace strata::kquant
