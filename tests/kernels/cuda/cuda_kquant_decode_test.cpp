@@ -3,8 +3,8 @@
 // order of the f32 additions differs, so the two agree to ~1e-7. One 8-bit
 // quant of x off by one moves a 256-long row's result by ~5e-4 of its size:
 // the tolerance below catches the staging's quantization differing from the
-// CPU's. Also: a token's bits alone and in a batch (for Q4_K, the dp4a and
-// the mma kernel), x not 16-byte aligned, tokens staged in passes (rows too
+// CPU's. Also: a token's bits alone and in a batch (the dp4a and the mma
+// kernel), x not 16-byte aligned, tokens staged in passes (rows too
 // long for all of them at once), the fused SwiGLU. Skips without a GPU.
 #include "kernels/cuda/cuda_kquant_decode.h"
 
@@ -140,9 +140,9 @@ TEST_P(CudaKQuantDecodeTypeTest, StagesAZeroBlockOfXAsZeros) {
 }
 
 // A decode step's tokens must not change each other's bits (the engine's
-// batch invariance rests on it), aligned x or not: for Q4_K one token takes
-// the dp4a kernel, more the mma kernel, which must add the same terms in the
-// same order. 333 rows leave the last group of 16 part empty; rows of 256 give
+// batch invariance rests on it), aligned x or not: one token takes the dp4a
+// kernel, more the mma kernel, which must add the same terms in the same
+// order. 333 rows leave the last group of 16 part empty; rows of 256 give
 // the mma kernel's warps but one block, of 2,560 ten (two warps take two).
 TEST_P(CudaKQuantDecodeTypeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
