@@ -36,6 +36,33 @@ __device__ __forceinline__ void let_next_kernel_start() {
 #endif
 }
 
+// As launch_dependent, with the blocks in clusters of `cluster` (sm_90
+// only; 1 x 1 x 1: no clusters).
+template <typename... Params, typename... Args>
+void launch_dependent_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, dim3 cluster,
+                              size_t smem_bytes, cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attrs[2]{};
+  unsigned n_attrs = 0;
+  if (stream != nullptr && cuda_dependent_launch_supported()) {
+    attrs[n_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n_attrs++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster.x * cluster.y * cluster.z > 1) {
+    attrs[n_attrs].id = cudaLaunchAttributeClusterDimension;
+    attrs[n_attrs].val.clusterDim.x = cluster.x;
+    attrs[n_attrs].val.clusterDim.y = cluster.y;
+    attrs[n_attrs++].val.clusterDim.z = cluster.z;
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem_bytes;
+  config.stream = stream;
+  config.attrs = attrs;
+  config.numAttrs = n_attrs;
+  STRATA_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
 // kernel<<<grid, block, smem_bytes, stream>>>(args...), as a dependent
 // launch where the device has them (and the stream is not the legacy
 // default stream, which the tests use). The kernel must follow the rules
@@ -43,17 +70,8 @@ __device__ __forceinline__ void let_next_kernel_start() {
 template <typename... Params, typename... Args>
 void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes,
                       cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = smem_bytes;
-  config.stream = stream;
-  config.attrs = &overlap;
-  config.numAttrs = stream != nullptr && cuda_dependent_launch_supported() ? 1 : 0;
-  STRATA_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  launch_dependent_cluster(kernel, grid, block, dim3(1, 1, 1), smem_bytes, stream,
+                           std::forward<Args>(args)...);
 }
 
 }  // namespace strata

@@ -30,6 +30,7 @@
 // tokens are real, so up to 8 tokens give each token the same bits alone or batched.
 #include "kernels/cuda/cuda_quant_mma.h"
 
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -94,6 +95,11 @@ struct MmaParams {
   // is [n_tokens][swiglu_n] of silu(gate) * up.
   int64_t swiglu_n;
   int64_t row_blocks;  // row blocks of the product (mma_resident_decode_kernel walks them)
+  // > 0 (decode products of few rows, sm_90): blocks (x, 0) and (x, 1) are a
+  // cluster, each taking half the row's units; both store their warps'
+  // sums in block 0's shared memory from this word on, where block 0 adds
+  // all 16 in order (finish_pair).
+  int pair_offset;
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -348,6 +354,32 @@ __device__ __forceinline__ void decode_lane_rows(const MmaParams& p, int64_t rb,
   rows[1] = p.w.row(min(r1, p.w.n_rows - 1));
 }
 
+// A cluster pair's end (MmaParams::pair_offset): the warps' sums of block
+// rank r go to splits 8r .. 8r + 7 of block 0's buffer, and once both are
+// there block 0 writes the row block, or the fused SwiGLU's outputs (whose
+// plan is the plain product's: the same bits), the 16 splits added in
+// order. The buffer lies past block 0's x tile, which block 0 may still be
+// reading when block 1's sums arrive.
+template <int kSplits>
+__device__ void finish_pair(const MmaParams& p, const float (&acc)[1][4], int split, int g, int t,
+                            uint32_t* smem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank();
+  float* buffer = reinterpret_cast<float*>(smem + p.pair_offset);
+  float* at = cluster.map_shared_rank(buffer, 0) + rank * (kSplits * kRowsPerWarp * 8);
+  store_warp_sums<1, kRowsPerWarp>(acc, at, split, g, t, p.n_tokens);
+  cluster.sync();
+  if (rank != 0) return;
+  if (p.swiglu_n > 0) {
+    swiglu_epilogue<2 * kSplits, kRowsPerWarp, 8>(p, buffer, blockIdx.x);
+  } else {
+    write_row_block<2 * kSplits, kRowsPerWarp, 8>(p, buffer, blockIdx.x, p.y);
+  }
+#endif
+}
+
 // Block (x, y): rows [x * kBlockRows, + kBlockRows) over units
 // [y * units_per_split, + units_per_split) of the row; with one split in y
 // it writes y, else its partial sums (summed by sum_splits_kernel).
@@ -425,6 +457,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
 
   // The warp splits' partial sums, [split][row][token], added in split order.
   wait_for_prior_kernels();  // a no-op here, unless the block had no tile: it writes only now
+  if constexpr (kTokenTiles == 1) {
+    if (p.pair_offset > 0) return finish_pair<C::kSplits>(p, acc, split, g, t, smem);
+  }
   __syncthreads();
   float* partial = reinterpret_cast<float*>(smem);
   store_warp_sums<kTokenTiles, kBlockRows>(acc, partial, split, row_group * kRowsPerWarp + g, t,
@@ -531,6 +566,9 @@ __global__ void sum_splits_kernel(const float* partials, int n_splits, int64_t n
 template <WeightType kType>
 using TypeTag = std::integral_constant<WeightType, kType>;
 
+// Whether decode products may pair blocks in clusters (sm_90 and later).
+bool pairs_blocks() { return cuda_dependent_launch_supported(); }
+
 template <typename Fn>
 bool with_mma_type(WeightType type, Fn&& fn) {
   switch (type) {
@@ -569,12 +607,17 @@ struct MmaPlan {
   // Decode products that mma_resident_decode_kernel may take: its shared
   // memory (the x tile, then two buffers of warp sums), 0 if it may not.
   int64_t resident_smem_bytes = 0;
+  // Decode products of at most one row block an SM, on sm_90: row blocks
+  // of two blocks in a cluster (MmaParams::pair_offset), so that twice the
+  // warps load the matrix; smem_bytes then ends with their sums' buffer.
+  bool pair = false;
+  int64_t pair_offset_bytes = 0;
 };
 
 // Depends on the shape and on which kTokenTiles config, never on how many of
 // its tokens are real, so that every token's sums run in the same order.
 template <WeightType kType, int kTokenTiles>
-MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens) {
+MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens, bool may_pair = false) {
   using C = MmaConfig<kType, kTokenTiles>;
   using P = PairUnit<kType>;
   constexpr int kTokensPad = 8 * kTokenTiles;
@@ -589,6 +632,13 @@ MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens) {
     const int64_t wanted = ceil_div(2 * cuda_multiprocessor_count(), plan.row_blocks);
     const int64_t most = std::max<int64_t>(1, units_per_row / (4 * kSlabUnits));
     plan.k_splits = static_cast<int>(std::clamp<int64_t>(wanted, 1, most));
+  }
+  // Few row blocks of a decode product (up to one an SM) leave half the
+  // SMs' warp slots empty: pair them, if every warp of both still has a slab.
+  if (kTokenTiles == 1 && may_pair && plan.row_blocks <= cuda_multiprocessor_count() &&
+      units_per_row >= 2 * kSlabUnits * kWarps) {
+    plan.k_splits = 2;
+    plan.pair = true;
   }
   plan.units_per_split = static_cast<int>(
       ceil_div(ceil_div(units_per_row, plan.k_splits), kSlabUnits) * kSlabUnits);
@@ -606,6 +656,10 @@ MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens) {
   const int64_t partial_bytes = int64_t{4} * C::kSplits * kRowsPerWarp * C::kRowGroups * kTokensPad;
   plan.smem_bytes = std::max(tile_bytes, partial_bytes);
   STRATA_CHECK(plan.smem_bytes <= C::kSmemBytes, "x tile of ", plan.smem_bytes, " bytes");
+  if (plan.pair) {
+    plan.pair_offset_bytes = (plan.smem_bytes + 15) / 16 * 16;
+    plan.smem_bytes = plan.pair_offset_bytes + 2 * partial_bytes;
+  }
   // Resident decode blocks: the whole row in one tile, every warp the same
   // whole number of unrolled rounds, and room for the two buffers at 8 tokens.
   const int64_t resident_bytes = int64_t{4} * 8 * plan.token_words + 2 * partial_bytes;
@@ -648,6 +702,7 @@ void launch(MmaParams p, const MmaPlan& plan, cudaStream_t stream) {
   p.tile_units = plan.tile_units;
   p.token_words = plan.token_words;
   p.row_blocks = plan.row_blocks;
+  p.pair_offset = static_cast<int>(plan.pair_offset_bytes / 4);
   if constexpr (kTokenTiles == 1) {
     if (const int64_t grid = resident_grid<kType>(plan); grid > 0) {
       launch_dependent(mma_resident_decode_kernel<kType>, dim3(static_cast<unsigned>(grid)),
@@ -659,6 +714,12 @@ void launch(MmaParams p, const MmaPlan& plan, cudaStream_t stream) {
   if (plan.smem_bytes > (48 << 10)) {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(plan.smem_bytes)));
+  }
+  if (plan.pair) {
+    launch_dependent_cluster(kernel, dim3(static_cast<unsigned>(plan.row_blocks), 2),
+                             dim3(kThreads), dim3(1, 2, 1), static_cast<size_t>(plan.smem_bytes),
+                             stream, p);
+    return;
   }
   // A dependent launch: its first weight loads go out while the kernel
   // before it finishes.
@@ -687,11 +748,21 @@ int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens) {
   int64_t floats = 0;
   with_mma_type(w.type(), [&](auto type) {
     with_token_tiles(n_tokens, [&](auto tiles) {
-      const MmaPlan plan = plan_for<decltype(type)::value, decltype(tiles)::value>(w, n_tokens);
-      floats = plan.k_splits == 1 ? 0 : plan.k_splits * n_tokens * w.n_rows();
+      const MmaPlan plan =
+          plan_for<decltype(type)::value, decltype(tiles)::value>(w, n_tokens, pairs_blocks());
+      floats = plan.k_splits == 1 || plan.pair ? 0 : plan.k_splits * n_tokens * w.n_rows();
     });
   });
   return floats;
+}
+
+bool cuda_mma_pairs_blocks(const CudaWeightMatrix& w, int64_t n_tokens) {
+  if (n_tokens > 8 || !cuda_mma_supports(w, n_tokens)) return false;
+  bool pair = false;
+  with_mma_type(w.type(), [&](auto type) {
+    pair = plan_for<decltype(type)::value, 1>(w, n_tokens, pairs_blocks()).pair;
+  });
+  return pair;
 }
 
 bool cuda_mma_walks_resident(const CudaWeightMatrix& w, int64_t n_tokens) {
@@ -719,13 +790,16 @@ void run_mma(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float*
                     .token_words = 0,
                     .x_pairs_aligned = reinterpret_cast<uintptr_t>(x) % 8 == 0,
                     .swiglu_n = swiglu_n,
-                    .row_blocks = 0};
+                    .row_blocks = 0,
+                    .pair_offset = 0};
   with_mma_type(w.type(), [&](auto type) {
     with_token_tiles(n_tokens, [&](auto tiles) {
       constexpr WeightType kType = decltype(type)::value;
       constexpr int kTokenTiles = decltype(tiles)::value;
-      const MmaPlan plan = plan_for<kType, kTokenTiles>(w, n_tokens);
-      STRATA_CHECK(plan.k_splits == 1 || scratch != nullptr, "no scratch for split sums");
+      const MmaPlan plan =
+          plan_for<kType, kTokenTiles>(w, n_tokens, pairs_blocks());
+      STRATA_CHECK(plan.k_splits == 1 || plan.pair || scratch != nullptr,
+                   "no scratch for split sums");
       launch<kType, kTokenTiles>(p, plan, stream);
     });
   });

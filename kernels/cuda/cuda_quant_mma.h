@@ -34,6 +34,12 @@ int64_t cuda_mma_scratch_floats(const CudaWeightMatrix& w, int64_t n_tokens);
 // blocks it replaces. Exposed for tests.
 bool cuda_mma_walks_resident(const CudaWeightMatrix& w, int64_t n_tokens);
 
+// Whether a product of up to 8 tokens (or its fused SwiGLU) runs each row
+// block in a cluster of two blocks that split the row (sm_90; matrices of at
+// most one row block a multiprocessor), each block's warp sums added in
+// block 0 in a fixed order. Exposed for tests.
+bool cuda_mma_pairs_blocks(const CudaWeightMatrix& w, int64_t n_tokens);
+
 // Enqueues the product on `stream`; x and y are device f32 arrays that do not
 // overlap, scratch holds cuda_mma_scratch_floats(w, n_tokens) floats (may be
 // null when that is 0). Requires cuda_mma_supports(w, n_tokens).

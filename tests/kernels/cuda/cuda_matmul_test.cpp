@@ -436,11 +436,14 @@ TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
     GTEST_SKIP() << "no tensor-core decode kernel for " << weight_type_name(type);
   }
   ASSERT_TRUE(cuda_mma_walks_resident(w, 1)) << describe(m, 1);
-  constexpr int64_t kFew = 40;
+  // Parts of more row blocks than SMs (so not paired in clusters) that still
+  // fit one wave (so not resident).
+  const int64_t kFew = 16 * (int64_t{cuda_multiprocessor_count()} + 8);
   for (int64_t first : {int64_t{0}, m.n_rows - kFew}) {
     const HostMatrix part = rows_of(m, first, kFew);
     const CudaWeightMatrix wp = CudaWeightMatrix::upload(part.view());
     ASSERT_FALSE(cuda_mma_walks_resident(wp, 1));
+    ASSERT_FALSE(cuda_mma_pairs_blocks(wp, 1));
     for (int64_t n_tokens : {1, 3, 8}) {
       const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * row_length), rng);
       const std::vector<float> whole = cuda_matmul(mm, w, x, n_tokens);
@@ -472,6 +475,29 @@ TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
   const std::vector<float> got = to_host<float>(out, static_cast<size_t>(3 * n));
   EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
       << describe(m, 3) << ": relative error " << relative_error(got, want);
+}
+
+// Decode products of at most one row block an SM run each row block in a
+// cluster of two blocks (sm_90) that split the row: against the reference,
+// and each token's bits alone and batched.
+TEST(CudaMatmulTest, FewRowBlocksPairInClusters) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(23);
+  Stream stream;
+  CudaMatmul mm(stream.get());
+  for (WeightType type : {WeightType::kF16, WeightType::kQ8_0}) {
+    const HostMatrix m = make_matrix(type, 1000, 4096, rng);
+    const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+    EXPECT_EQ(cuda_mma_pairs_blocks(w, 1), cuda_dependent_launch_supported());
+    const std::vector<float> x = random_floats(8 * 4096, rng);
+    const std::vector<float> batched = cuda_matmul(mm, w, x, 8);
+    const Reference ref = reference(m, x, 8);
+    EXPECT_LT(scaled_error(batched, ref.y, ref), kMmaTolerance) << describe(m, 8);
+    const std::vector<float> last(x.end() - 4096, x.end());
+    const std::vector<float> alone = cuda_matmul(mm, w, last, 1);
+    EXPECT_EQ(std::memcmp(alone.data(), batched.data() + 7 * m.n_rows, alone.size() * 4), 0)
+        << describe(m, 8);
+  }
 }
 
 TEST(CudaMatmulTest, SwigluIsFusedForDecodeBatchesOfEvenRows) {
