@@ -8,6 +8,7 @@
 #include "engine/cpu/token_batch.h"
 #include "engine/cuda/cuda_kv_arena.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace strata {
@@ -358,11 +359,18 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   const CudaLayerWeights& w = weights_.layers()[static_cast<size_t>(layer_index)];
   float* xn = act_.xn.as<float>();
 
-  // Attention: xn holds attn_norm(x) on entry; Q/K/V finishing writes K and V into the arena.
-  project_qkv(w, layer_index, n_rows);
-  cuda_attention(arena_view_, attention_batch_, layer_index, c.n_heads,
-                 1.0f / std::sqrt(static_cast<float>(c.head_dim)), act_.q.as<float>(),
-                 act_.attn.as<float>(), attention_workspace_, stream_);
+  // Attention: xn holds attn_norm(x) on entry; Q/K/V finishing writes K and V into the arena
+  // (in a decode step, the attention kernel finishes them itself: one launch fewer).
+  const DecodeQkvFinish finish = project_qkv(w, layer_index, n_rows);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  if (cuda_attention_is_decode_only(arena_view_, attention_batch_, c.n_heads)) {
+    cuda_finish_qkv_and_decode_attention(arena_view_, attention_batch_, layer_index, finish, scale,
+                                         act_.attn.as<float>(), stream_);
+  } else {
+    cuda_finish_qkv(finish.in, finish.finish, finish.q, finish.k, finish.v, stream_);
+    cuda_attention(arena_view_, attention_batch_, layer_index, c.n_heads, scale, finish.q,
+                   act_.attn.as<float>(), attention_workspace_, stream_);
+  }
   matmul_.run(w.wo, act_.attn.as<float>(), n_rows, act_.proj.as<float>());
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), w.ffn_norm.as<float>(),
                     c.rms_norm_eps, n_rows, c.n_embd, xn, stream_);
@@ -378,7 +386,8 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
                     c.n_embd, xn, stream_);
 }
 
-void CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t layer_index, int64_t n_rows) {
+DecodeQkvFinish CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t layer_index,
+                                         int64_t n_rows) {
   const ModelConfig& c = config_;
   const float* xn = act_.xn.as<float>();
   const int64_t q_dim = c.n_heads * c.head_dim;
@@ -397,23 +406,25 @@ void CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t layer_index, in
     in = {.q = act_.q.as<float>(), .k = act_.k.as<float>(), .v = act_.v.as<float>(),
           .q_stride = q_dim, .k_stride = kv_dim, .v_stride = kv_dim};
   }
-  cuda_finish_qkv(in,
-                  {.n_rows = n_rows,
-                   .n_heads = c.n_heads,
-                   .n_kv_heads = c.n_kv_heads,
-                   .head_dim = c.head_dim,
-                   .bq = w.bq.as<float>(),
-                   .bk = w.bk.as<float>(),
-                   .bv = w.bv.as<float>(),
-                   .q_norm = w.q_norm.as<float>(),
-                   .k_norm = w.k_norm.as<float>(),
-                   .eps = c.rms_norm_eps,
-                   .positions = meta_.positions,
-                   .inv_freqs = weights_.rope_inv_freqs(),
-                   .style = c.rope_ordering == RopeOrdering::kNormal ? RopeStyle::kNormal
-                                                                     : RopeStyle::kNeox,
-                   .kv_out = cuda_kv_slots(arena_view_, attention_batch_, layer_index)},
-                  act_.q.as<float>(), act_.k.as<float>(), act_.v.as<float>(), stream_);
+  return {.in = in,
+          .finish = {.n_rows = n_rows,
+                     .n_heads = c.n_heads,
+                     .n_kv_heads = c.n_kv_heads,
+                     .head_dim = c.head_dim,
+                     .bq = w.bq.as<float>(),
+                     .bk = w.bk.as<float>(),
+                     .bv = w.bv.as<float>(),
+                     .q_norm = w.q_norm.as<float>(),
+                     .k_norm = w.k_norm.as<float>(),
+                     .eps = c.rms_norm_eps,
+                     .positions = meta_.positions,
+                     .inv_freqs = weights_.rope_inv_freqs(),
+                     .style = c.rope_ordering == RopeOrdering::kNormal ? RopeStyle::kNormal
+                                                                       : RopeStyle::kNeox,
+                     .kv_out = cuda_kv_slots(arena_view_, attention_batch_, layer_index)},
+          .q = act_.q.as<float>(),
+          .k = act_.k.as<float>(),
+          .v = act_.v.as<float>()};
 }
 
 void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {

@@ -32,6 +32,7 @@
 #include "engine/cuda/cuda_model_weights.h"
 #include "engine/kv_layout.h"
 #include "kernels/cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_token_choice.h"
 #include "kernels/cuda/device_buffer.h"
@@ -76,9 +77,10 @@ class CudaBackend final : public Backend {
   // Every launch of a step, from the embedding to the logits rows.
   void enqueue_forward(int64_t n_rows, int64_t n_logit_rows);
   void run_layer(int64_t layer_index, int64_t n_rows);
-  // The attention's inputs: Q, K, V projected, biased, normed and rotated;
-  // K and V also written into the layer's KV slots.
-  void project_qkv(const CudaLayerWeights& w, int64_t layer_index, int64_t n_rows);
+  // Enqueues the Q/K/V projections and returns their finishing (biases,
+  // norms, RoPE; K and V into the layer's KV slots), which run_layer
+  // enqueues or hands to the decode attention kernel.
+  DecodeQkvFinish project_qkv(const CudaLayerWeights& w, int64_t layer_index, int64_t n_rows);
   // gate = silu(xn W_gate) * (xn W_up).
   void gate_and_up(const CudaLayerWeights& w, int64_t n_rows);
   // Replays (capturing first if needed) the graph of a decode step.

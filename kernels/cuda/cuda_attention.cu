@@ -954,11 +954,10 @@ void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, i
   // sequence the batch's bounds are that sequence's own); nothing else when
   // every sequence is.
   const bool decode_kernel = cuda_decode_attention_fits(arena, n_heads);
-  const bool all_short_decodes =
-      decode_attention_takes_sequence(batch.max_seq_rows, batch.max_seq_keys);
-  if (decode_kernel && (batch.n_seqs > 1 || all_short_decodes)) {
+  const bool decode_only = cuda_attention_is_decode_only(arena, batch, n_heads);
+  if (decode_kernel && (batch.n_seqs > 1 || decode_only)) {
     cuda_decode_attention(arena, batch, layer, n_heads, scale, q, out, stream);
-    if (all_short_decodes) return;
+    if (decode_only) return;
   }
 
   // Tensor cores need 16-byte aligned key rows for cp.async.

@@ -17,6 +17,12 @@
 //    time, so every key's V row is read once per group of queries and each
 //    thread's chain is keys / n_slices long; the slices' sums are then added
 //    in slice order. Every order is fixed by the sequence alone.
+// With Q/K/V finishing (cuda_finish_qkv_and_decode_attention), a phase 0
+// before them: warps 0 .. group + 1 finish the block's Q heads, its K head
+// and its V head (finish_qkv_head, as finish_qkv_kernel does), storing K and
+// V in the arena, where phases 1 and 3 read them back. K and V are read with
+// plain loads, not __ldg: the read-only path may not see this kernel's own
+// writes.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -26,6 +32,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
+#include "kernels/cuda/cuda_qkv_finish.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
 
 namespace strata {
@@ -38,6 +45,7 @@ constexpr int kQueriesAtOnce = 4;
 // n_slices * d <= 4 * kThreads, so the sums take at most this.
 constexpr int kStageFloats = kQueriesAtOnce * 4 * kThreads;
 static_assert(kDecodeAttentionMaxGroup * kDecodeAttentionMaxHeadDim <= kStageFloats);
+static_assert(kDecodeAttentionMaxGroup + 2 <= kWarps);  // phase 0: a warp a head
 
 struct DecodeParams {
   KvSlots kv;  // the layer's K/V blocks and the step's block tables (cuda_kv_slots)
@@ -48,6 +56,16 @@ struct DecodeParams {
   float scale = 0.0f;
   const float* q = nullptr;  // [n_rows][n_heads][head_dim]
   float* out = nullptr;
+  // Phase 0, when `finishing`: finish_qkv_head over the raw projections
+  // `qkv`, writing finished_q (which q then points at), k and v (compact)
+  // and the arena.
+  bool finishing = false;
+  bool neox = false;
+  QkvInput qkv;
+  QkvFinish finish;
+  float* finished_q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
 };
 
 int64_t smem_bytes(int64_t group, int64_t max_keys) {
@@ -71,24 +89,24 @@ __device__ __forceinline__ float2 widen(uint32_t word) {
 
 // 8 elements from 16-byte aligned `at`, as floats: v[0..3] and v[4..7].
 __device__ __forceinline__ void load8(const __half* at, float4& lo, float4& hi) {
-  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(at));
+  const uint4 raw = *reinterpret_cast<const uint4*>(at);
   const float2 a = widen(raw.x), b = widen(raw.y), c = widen(raw.z), d = widen(raw.w);
   lo = make_float4(a.x, a.y, b.x, b.y);
   hi = make_float4(c.x, c.y, d.x, d.y);
 }
 __device__ __forceinline__ void load8(const float* at, float4& lo, float4& hi) {
-  lo = __ldg(reinterpret_cast<const float4*>(at));
-  hi = __ldg(reinterpret_cast<const float4*>(at + 4));
+  lo = *reinterpret_cast<const float4*>(at);
+  hi = *reinterpret_cast<const float4*>(at + 4);
 }
 
 // 4 elements from `at` (8-byte aligned f16, 16-byte aligned f32).
 __device__ __forceinline__ float4 load4(const __half* at) {
-  const uint2 raw = __ldg(reinterpret_cast<const uint2*>(at));
+  const uint2 raw = *reinterpret_cast<const uint2*>(at);
   const float2 lo = widen(raw.x), hi = widen(raw.y);
   return make_float4(lo.x, lo.y, hi.x, hi.y);
 }
 __device__ __forceinline__ float4 load4(const float* at) {
-  return __ldg(reinterpret_cast<const float4*>(at));
+  return *reinterpret_cast<const float4*>(at);
 }
 
 __device__ __forceinline__ float dot4(float4 a, float4 b, float sum) {
@@ -183,6 +201,23 @@ __device__ void weigh_values(const DecodeParams& p, const int32_t* blocks, int k
   }
 }
 
+// Phase 0: warp i < group finishes query head kv_head * group + i of the
+// row, warp group its K head, warp group + 1 its V head.
+__device__ void finish_own_heads(const DecodeParams& p, int row, int kv_head) {
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  int64_t head;
+  if (warp < p.group) {
+    head = int64_t{kv_head} * p.group + warp;
+  } else if (warp == p.group) {
+    head = p.n_heads + kv_head;
+  } else if (warp == p.group + 1) {
+    head = p.n_heads + p.finish.n_kv_heads + kv_head;
+  } else {
+    return;
+  }
+  finish_qkv_head(p.qkv, p.finish, p.neox, row, head, p.finished_q, p.k, p.v);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const DecodeParams p) {
   extern __shared__ __align__(16) float smem[];
@@ -196,6 +231,10 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Decode
   const int32_t* blocks = p.kv.block_ids + p.kv.seq_block_start[seq];
   wait_for_prior_kernels();  // q and the row's own K/V are earlier kernels'
   if (!decode_attention_takes_sequence(n_rows, n_keys)) return;  // the tile kernels' sequence
+  if (p.finishing) {
+    finish_own_heads(p, first_row, kv_head);
+    __syncthreads();  // the finished q and the row's K/V, for every thread of the block
+  }
 
   const int d = p.head_dim;
   float* stage = smem;
@@ -228,25 +267,29 @@ bool cuda_decode_attention_fits(const CudaKvArena& arena, int64_t n_heads) {
          aligned16(arena.layer_bytes) && aligned16(arena.part_bytes) && aligned16(arena.head_bytes);
 }
 
-void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
-                           int64_t n_heads, float scale, const float* q, float* out,
-                           cudaStream_t stream) {
+bool cuda_attention_is_decode_only(const CudaKvArena& arena, const CudaAttentionBatch& batch,
+                                   int64_t n_heads) {
+  return cuda_decode_attention_fits(arena, n_heads) &&
+         decode_attention_takes_sequence(batch.max_seq_rows, batch.max_seq_keys);
+}
+
+namespace {
+
+// The launch, p's finishing fields already set (or not).
+void launch_decode(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
+                   int64_t n_heads, DecodeParams p, cudaStream_t stream) {
   STRATA_CHECK(cuda_decode_attention_fits(arena, n_heads), "head_dim ", arena.head_dim,
                " and GQA group ", n_heads / std::max<int64_t>(arena.n_kv_heads, 1),
                " are not the decode kernel's");
-  const KvSlots kv = cuda_kv_slots(arena, batch, layer);  // checks both
+  p.kv = cuda_kv_slots(arena, batch, layer);  // checks both
   STRATA_CHECK(batch.n_seqs <= INT32_MAX, batch.n_seqs, " sequences");
   if (batch.n_rows == 0) return;
   const int group = static_cast<int>(n_heads / arena.n_kv_heads);
   const int64_t max_keys = std::min(batch.max_seq_keys, kDecodeAttentionMaxKeys);
-  const DecodeParams p{.kv = kv,
-                       .n_heads = static_cast<int>(n_heads),
-                       .group = group,
-                       .head_dim = static_cast<int>(arena.head_dim),
-                       .max_keys = static_cast<int>(max_keys),
-                       .scale = scale,
-                       .q = q,
-                       .out = out};
+  p.n_heads = static_cast<int>(n_heads);
+  p.group = group;
+  p.head_dim = static_cast<int>(arena.head_dim);
+  p.max_keys = static_cast<int>(max_keys);
   const int64_t bytes = smem_bytes(group, max_keys);
   const dim3 grid(static_cast<unsigned>(batch.n_seqs), static_cast<unsigned>(arena.n_kv_heads));
   const auto launch = [&](auto kernel) {
@@ -261,6 +304,39 @@ void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& b
   } else {
     launch(decode_attention_kernel<float>);
   }
+}
+
+}  // namespace
+
+void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
+                           int64_t n_heads, float scale, const float* q, float* out,
+                           cudaStream_t stream) {
+  launch_decode(arena, batch, layer, n_heads, {.scale = scale, .q = q, .out = out}, stream);
+}
+
+void cuda_finish_qkv_and_decode_attention(const CudaKvArena& arena,
+                                          const CudaAttentionBatch& batch, int64_t layer,
+                                          const DecodeQkvFinish& finish, float scale, float* out,
+                                          cudaStream_t stream) {
+  const QkvFinish& f = finish.finish;
+  STRATA_CHECK(cuda_attention_is_decode_only(arena, batch, f.n_heads),
+               "a step with prefill rows or long sequences is not the decode kernel's alone");
+  STRATA_CHECK(f.n_rows == batch.n_rows && f.n_kv_heads == arena.n_kv_heads &&
+                   f.head_dim == arena.head_dim &&
+                   f.kv_out.kv == cuda_kv_slots(arena, batch, layer).kv,
+               "Q/K/V finishing must match the arena and write K and V into its layer");
+  launch_decode(arena, batch, layer, f.n_heads,
+                {.scale = scale,
+                 .q = finish.q,
+                 .out = out,
+                 .finishing = true,
+                 .neox = f.style == RopeStyle::kNeox,
+                 .qkv = finish.in,
+                 .finish = f,
+                 .finished_q = finish.q,
+                 .k = finish.k,
+                 .v = finish.v},
+                stream);
 }
 
 }  // namespace strata

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_ops.h"
 
 namespace strata {
 
@@ -45,5 +46,32 @@ bool cuda_decode_attention_fits(const CudaKvArena& arena, int64_t n_heads);
 void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch,
                            int64_t layer, int64_t n_heads, float scale, const float* q, float* out,
                            cudaStream_t stream);
+
+// Whether cuda_attention runs the decode kernel alone for this step: the
+// model fits it and every sequence is its (one row, at most
+// kDecodeAttentionMaxKeys keys) -- the steady decode steps.
+bool cuda_attention_is_decode_only(const CudaKvArena& arena, const CudaAttentionBatch& batch,
+                                   int64_t n_heads);
+
+// cuda_finish_qkv's arguments: the raw projections, what finishes them
+// (kv_out must be the step's slots in the arena's layer), and the compact
+// outputs q, k and v.
+struct DecodeQkvFinish {
+  QkvInput in;
+  QkvFinish finish;
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+};
+
+// cuda_finish_qkv followed by cuda_attention over the finished q, in one
+// launch: each block finishes its own kv head's Q heads, K and V (one warp a
+// head, finish_qkv_head) before it attends; the same bits in q, k, v, the
+// arena and out as the two launches. Requires cuda_attention_is_decode_only
+// (no other kernel needs this step's K/V or q). One launch fewer a layer.
+void cuda_finish_qkv_and_decode_attention(const CudaKvArena& arena,
+                                          const CudaAttentionBatch& batch, int64_t layer,
+                                          const DecodeQkvFinish& finish, float scale, float* out,
+                                          cudaStream_t stream);
 
 }  // namespace strata

@@ -3,7 +3,7 @@
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
-#include "kernels/cuda/cuda_kv_slots.cuh"
+#include "kernels/cuda/cuda_qkv_finish.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
 
@@ -103,86 +103,15 @@ __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* w
   }
 }
 
-// A finished K or V head (compact, `head_dim` floats at `src`) into its slot.
-__device__ void store_kv_head(const KvSlots& slots, int64_t row, int head, bool value,
-                              const float* src, int64_t head_dim) {
-  __syncwarp();  // the elements were written by other lanes
-  std::byte* at = kv_key_head(slots, row, head) + (value ? slots.part_bytes : 0);
-  for (int64_t i = 2 * (threadIdx.x % 32); i < head_dim; i += 64) {
-    store_kv_pair(slots, at, static_cast<int>(i), make_float2(src[i], src[i + 1]));
-  }
-}
-
-// One warp per (row, head) over the Q, K and V heads of every row: the head
-// is copied to its compact place with its bias, then normed and rotated there
-// (and K and V stored in the KV arena when f.kv_out says where).
+// One warp per (row, head) over the Q, K and V heads of every row.
 __global__ void finish_qkv_kernel(QkvInput in, QkvFinish f, float* q, float* k, float* v,
                                   bool neox, int64_t n_units) {
   let_next_kernel_start();
   wait_for_prior_kernels();  // the projections are the kernel before's
   const int64_t unit = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   if (unit >= n_units) return;  // whole warps leave together
-  const int lane = threadIdx.x % 32;
   const int64_t heads_per_row = f.n_heads + 2 * f.n_kv_heads;
-  const int64_t row = unit / heads_per_row;
-  int64_t head = unit % heads_per_row;
-  const bool value = head >= f.n_heads + f.n_kv_heads;
-  const bool key = head >= f.n_heads && !value;
-  const int64_t d = f.head_dim;
-  const float* src;
-  float* dst;
-  const float* bias;
-  const float* norm = nullptr;
-  bool rotate = true;
-  if (head < f.n_heads) {
-    src = in.q + row * in.q_stride;
-    dst = q + row * f.n_heads * d;
-    bias = f.bq;
-    norm = f.q_norm;
-  } else if ((head -= f.n_heads) < f.n_kv_heads) {
-    src = in.k + row * in.k_stride;
-    dst = k + row * f.n_kv_heads * d;
-    bias = f.bk;
-    norm = f.k_norm;
-  } else {
-    head -= f.n_kv_heads;
-    src = in.v + row * in.v_stride;
-    dst = v + row * f.n_kv_heads * d;
-    bias = f.bv;
-    rotate = false;
-  }
-  src += head * d;
-  dst += head * d;
-  for (int64_t i = lane; i < d; i += 32) {
-    dst[i] = src[i] + (bias != nullptr ? bias[head * d + i] : 0.0f);
-  }
-  if (!rotate) {
-    if (f.kv_out.kv != nullptr) store_kv_head(f.kv_out, row, static_cast<int>(head), true, dst, d);
-    return;
-  }
-  if (norm != nullptr) {
-    float sum_squares = 0.0f;
-    for (int64_t i = lane; i < d; i += 32) sum_squares += dst[i] * dst[i];
-    const float inv_rms = 1.0f / sqrtf(warp_sum(sum_squares) / static_cast<float>(d) + f.eps);
-    for (int64_t i = lane; i < d; i += 32) dst[i] = dst[i] * inv_rms * norm[i];
-  }
-  __syncwarp();  // the pairs below cross the lanes that wrote them
-  const int64_t n_pairs = d / 2;
-  const float pos = static_cast<float>(f.positions[row]);
-  for (int64_t i = lane; i < n_pairs; i += 32) {
-    const int64_t first = neox ? i : 2 * i;
-    const int64_t second = neox ? i + n_pairs : 2 * i + 1;
-    const float angle = pos * f.inv_freqs[i];
-    const float c = cosf(angle);
-    const float s = sinf(angle);
-    const float a = dst[first];
-    const float b = dst[second];
-    dst[first] = a * c - b * s;
-    dst[second] = a * s + b * c;
-  }
-  if (key && f.kv_out.kv != nullptr) {
-    store_kv_head(f.kv_out, row, static_cast<int>(head), false, dst, d);
-  }
+  finish_qkv_head(in, f, neox, unit / heads_per_row, unit % heads_per_row, q, k, v);
 }
 
 __global__ void silu_mul_kernel(const float* gate, const float* up, int64_t in_stride, int64_t n,

@@ -590,5 +590,144 @@ TEST(CudaAttentionTest, FinishQkvWritesWhatWriteKvWrites) {
   }
 }
 
+// Raw projections of a decode step as the fused [q | k | v] matrix, and
+// everything that finishes them (biases, per-head norms, RoPE positions and
+// frequencies) on the device.
+struct RawQkv {
+  RawQkv(const Shape& shape, const HostBatch& b, bool qwen_style, std::mt19937& rng)
+      : q_dim(shape.n_heads() * shape.head_dim),
+        kv_dim(shape.n_kv_heads * shape.head_dim),
+        qkv(to_device(random_floats(static_cast<size_t>(b.n_rows() * (q_dim + 2 * kv_dim)), rng))),
+        bq(to_device(random_floats(static_cast<size_t>(q_dim), rng))),
+        bk(to_device(random_floats(static_cast<size_t>(kv_dim), rng))),
+        bv(to_device(random_floats(static_cast<size_t>(kv_dim), rng))),
+        q_norm(to_device(random_floats(static_cast<size_t>(shape.head_dim), rng))),
+        k_norm(to_device(random_floats(static_cast<size_t>(shape.head_dim), rng))),
+        positions(to_device(b.seq_n_past)),  // one row a sequence: its position is n_past
+        inv_freqs(to_device(rope_frequencies(shape.head_dim))),
+        qwen_style(qwen_style) {}
+
+  static std::vector<float> rope_frequencies(int64_t head_dim) {
+    std::vector<float> f;
+    for (int64_t i = 0; i < head_dim / 2; ++i) {
+      f.push_back(std::pow(10000.0f, -2.0f * static_cast<float>(i) / static_cast<float>(head_dim)));
+    }
+    return f;
+  }
+
+  // Biases (qwen2) and Q/K norms (qwen3) and NeoX rotation when qwen_style.
+  QkvFinish finish(const Shape& shape, int64_t n_rows, const KvSlots& kv_out) const {
+    const auto maybe = [&](const DeviceBuffer& b) { return qwen_style ? b.as<float>() : nullptr; };
+    return {.n_rows = n_rows, .n_heads = shape.n_heads(), .n_kv_heads = shape.n_kv_heads,
+            .head_dim = shape.head_dim, .bq = maybe(bq), .bk = maybe(bk), .bv = maybe(bv),
+            .q_norm = maybe(q_norm), .k_norm = maybe(k_norm), .eps = 1e-6f,
+            .positions = positions.as<int32_t>(), .inv_freqs = inv_freqs.as<float>(),
+            .style = qwen_style ? RopeStyle::kNeox : RopeStyle::kNormal, .kv_out = kv_out};
+  }
+  QkvInput input() const {
+    const int64_t width = q_dim + 2 * kv_dim;
+    return {.q = qkv.as<float>(), .k = qkv.as<float>() + q_dim,
+            .v = qkv.as<float>() + q_dim + kv_dim, .q_stride = width, .k_stride = width,
+            .v_stride = width};
+  }
+
+  int64_t q_dim, kv_dim;
+  DeviceBuffer qkv, bq, bk, bv, q_norm, k_norm, positions, inv_freqs;
+  bool qwen_style;
+};
+
+// The decode kernel finishing Q/K/V itself gives the very bits of
+// cuda_finish_qkv then cuda_attention: out, the arena (the new K/V in every
+// sequence's slot, the first row of a block included, nothing elsewhere)
+// and the compact q, k and v.
+TEST(CudaAttentionTest, DecodeKernelFinishesQkvAsTheTwoLaunchesDo) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(900);
+  const std::vector<Seq> seqs = decode_batch({1, 16, 17, 33, 250, 1024});
+  bool qwen_style = false;
+  for (const Shape& shape : kShapes) {
+    qwen_style = !qwen_style;
+    SCOPED_TRACE(describe(shape, seqs) + (qwen_style ? " (biases, Q/K norms, NeoX)" : ""));
+    const KvLayout layout = layout_for(shape);
+    const HostBatch b = make_batch(seqs, layout, rng);
+    const DeviceBatch batch(b);
+    const std::vector<std::byte> arena = random_arena(layout, b.n_slots, rng);
+    const RawQkv raw(shape, b, qwen_style, rng);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    // Each way: out, the arena after the step, and the compact q, k and v.
+    auto run = [&](bool in_attention) {
+      DeviceBuffer d_arena = to_device(std::span<const std::byte>(arena));
+      const CudaKvArena kv = device_arena(layout, d_arena);
+      EXPECT_TRUE(cuda_attention_is_decode_only(kv, batch.view, shape.n_heads()));
+      const auto n_q = static_cast<size_t>(b.n_rows() * raw.q_dim);
+      const auto n_kv = static_cast<size_t>(b.n_rows() * raw.kv_dim);
+      DeviceBuffer q = poisoned_floats(n_q), k = poisoned_floats(n_kv), v = poisoned_floats(n_kv);
+      DeviceBuffer out = poisoned_floats(n_q);
+      DeviceBuffer workspace = poisoned_workspace();
+      const DecodeQkvFinish finish{
+          .in = raw.input(),
+          .finish = raw.finish(shape, b.n_rows(), cuda_kv_slots(kv, batch.view, kLayer)),
+          .q = q.as<float>(), .k = k.as<float>(), .v = v.as<float>()};
+      if (in_attention) {
+        cuda_finish_qkv_and_decode_attention(kv, batch.view, kLayer, finish, scale,
+                                             out.as<float>(), nullptr);
+      } else {
+        cuda_finish_qkv(finish.in, finish.finish, finish.q, finish.k, finish.v, nullptr);
+        cuda_attention(kv, batch.view, kLayer, shape.n_heads(), scale, finish.q, out.as<float>(),
+                       workspace, nullptr);
+      }
+      return std::tuple(to_host<float>(out, n_q), to_host<std::byte>(d_arena, arena.size()),
+                        to_host<float>(q, n_q), to_host<float>(k, n_kv), to_host<float>(v, n_kv));
+    };
+    const auto [out, arena_after, q, k, v] = run(true);
+    const auto [want_out, want_arena, want_q, want_k, want_v] = run(false);
+    EXPECT_EQ(std::memcmp(out.data(), want_out.data(), out.size() * sizeof(float)), 0);
+    expect_same_bytes(arena_after, want_arena, layout);
+    EXPECT_EQ(q, want_q);
+    EXPECT_EQ(k, want_k);
+    EXPECT_EQ(v, want_v);
+  }
+}
+
+// Steps the decode kernel does not take alone (a prefill row, a sequence
+// past kDecodeAttentionMaxKeys), or finishing that would write K/V into
+// another layer, stop the process before anything is launched (a caller's
+// bug, as every STRATA_CHECK). (Host side.)
+TEST(CudaAttentionTest, DecodeKernelFinishesQkvOfDecodeOnlyStepsOnly) {
+  alignas(16) static std::byte base[16];
+  const Shape shape = kShapes[0];
+  const KvLayout layout = layout_for(shape);
+  const CudaKvArena kv = cuda_kv_arena(layout, base, layout.block_bytes());
+  alignas(16) static int32_t table[8];
+  const auto batch_of = [&](int64_t max_rows, int64_t max_keys) {
+    return CudaAttentionBatch{.block_ids = table, .seq_block_start = table,
+                              .seq_first_row = table, .seq_n_past = table, .row_seq = table,
+                              .n_seqs = 2, .n_rows = 2 * max_rows, .max_seq_rows = max_rows,
+                              .max_seq_keys = max_keys};
+  };
+  EXPECT_TRUE(cuda_attention_is_decode_only(kv, batch_of(1, kDecodeAttentionMaxKeys),
+                                            shape.n_heads()));
+  EXPECT_FALSE(cuda_attention_is_decode_only(kv, batch_of(2, 40), shape.n_heads()));
+  EXPECT_FALSE(cuda_attention_is_decode_only(kv, batch_of(1, kDecodeAttentionMaxKeys + 1),
+                                             shape.n_heads()));
+  const auto finish_of = [&](const CudaAttentionBatch& batch, int64_t layer) {
+    return DecodeQkvFinish{.in = {},
+                           .finish = {.n_rows = batch.n_rows, .n_heads = shape.n_heads(),
+                                      .n_kv_heads = shape.n_kv_heads, .head_dim = shape.head_dim,
+                                      .kv_out = cuda_kv_slots(kv, batch, layer)}};
+  };
+  float out = 0.0f;
+  for (const CudaAttentionBatch& batch :
+       {batch_of(2, 40), batch_of(1, kDecodeAttentionMaxKeys + 1)}) {
+    EXPECT_DEATH(cuda_finish_qkv_and_decode_attention(kv, batch, kLayer, finish_of(batch, kLayer),
+                                                      1.0f, &out, nullptr),
+                 "not the decode kernel's alone");
+  }
+  const CudaAttentionBatch decode = batch_of(1, 40);
+  EXPECT_DEATH(cuda_finish_qkv_and_decode_attention(kv, decode, kLayer, finish_of(decode, 0), 1.0f,
+                                                    &out, nullptr),
+               "into its layer");
+}
+
 }  // namespace
 }  // namespace strata
