@@ -254,10 +254,11 @@ void Engine::run(std::span<const ScheduledChunk> batch) {
   } else {
     backend_.forward(batch_, logits_);
   }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  forward_seconds_ += took.count();
   if (tiers_) {
     int64_t n_tokens = 0;
     for (const ScheduledChunk& chunk : batch) n_tokens += chunk.n_tokens;
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     tiers_->observe_step(n_tokens, took.count());
   }
 }
@@ -354,6 +355,7 @@ void Engine::publish_stats() {
   stats.n_cached_prompt_tokens = scheduler_.n_cached_prompt_tokens();
   stats.n_computed_prompt_tokens = scheduler_.n_computed_prompt_tokens();
   stats.n_generated_tokens = n_generated_tokens_;
+  stats.forward_seconds = forward_seconds_;
   stats.n_blocks_used = cache_.n_referenced();
   stats.n_blocks_cached = cache_.n_cached();
   stats.n_blocks_total = cache_.n_total();

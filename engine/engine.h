@@ -51,6 +51,10 @@ struct EngineStats {
   // Prompt positions run through the model (recomputes after preemption too).
   int64_t n_computed_prompt_tokens = 0;
   int64_t n_generated_tokens = 0;
+  // Wall time spent in the backend's forward passes (host work and device
+  // time alike), all steps: against the steps' count and the inter-token
+  // latency, how much of a step the model itself takes.
+  double forward_seconds = 0.0;
   int64_t n_blocks_used = 0;    // referenced by block tables
   int64_t n_blocks_cached = 0;  // published in the prefix cache (used or idle)
   int64_t n_blocks_total = 0;
@@ -172,6 +176,7 @@ class Engine {
   std::vector<TokenChoice> choices_;  // the sampling chunks' choices, when the backend chooses
   std::vector<SampledToken> chosen_;  // their tokens, in choices_ order
   int64_t n_generated_tokens_ = 0;
+  double forward_seconds_ = 0.0;
 
   // Shared with submitting threads, under mutex_.
   mutable std::mutex mutex_;

@@ -272,8 +272,16 @@ void bench_concurrency(const BenchOptions& o) {
   out["cached_prompt_tokens"] = result.n_cached_prompt_tokens;
   out["prefix_hit_ratio"] =
       static_cast<double>(result.n_cached_prompt_tokens) / static_cast<double>(result.n_prompt_tokens);
-  out["engine"] = {{"steps", after.n_steps - before.n_steps},
-                   {"preemptions", after.n_preemptions - before.n_preemptions}};
+  // The model's share of a step: forward_ms_per_step (every step of the run,
+  // prefill chunks included) against itl_ms (the gaps between a stream's
+  // tokens) shows what the engine around the forward passes costs.
+  const int64_t n_steps = after.n_steps - before.n_steps;
+  out["engine"] = {
+      {"steps", n_steps},
+      {"preemptions", after.n_preemptions - before.n_preemptions},
+      {"forward_ms_per_step", n_steps > 0 ? 1e3 * (after.forward_seconds - before.forward_seconds) /
+                                                static_cast<double>(n_steps)
+                                          : 0.0}};
   // Batching can beat the single-stream ceiling: one weight read serves a
   // token of every running sequence.
   put_runtime_ceilings(out, *runtime, *model, decode_tok_s,

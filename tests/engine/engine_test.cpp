@@ -77,6 +77,37 @@ TEST(EngineTest, FinalEventCarriesUsageAndText) {
   EXPECT_EQ(text, test_model().tokenizer().decode(tokens));
 }
 
+// The stats count the time the backend's forward passes take: some of it,
+// and no more than the request took from submit to its last event.
+TEST(EngineTest, StatsCountTheForwardPassesTime) {
+  EngineUnderTest e(EngineSetup{});
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  const auto submitted = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_event;
+  e.engine().submit(request_for(2, 20, 8), [&](const EngineEvent& ev) {
+    std::lock_guard<std::mutex> lock(mutex);
+    last_event = std::chrono::steady_clock::now();
+    finished = ev.finish.has_value();
+    done.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(done.wait_for(lock, std::chrono::minutes(1), [&] { return finished; }));
+  }
+  // The stats are published after the step that sent the last event.
+  EngineStats stats = e.engine().stats();
+  for (int i = 0; i < 1000 && stats.n_generated_tokens < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stats = e.engine().stats();
+  }
+  ASSERT_EQ(stats.n_generated_tokens, 8);
+  const std::chrono::duration<double> took = last_event - submitted;
+  EXPECT_GT(stats.forward_seconds, 0.0);
+  EXPECT_LE(stats.forward_seconds, took.count());
+}
+
 TEST(EngineTest, BatchedGreedyOutputEqualsAlone) {
   std::vector<GenerateRequest> requests;
   for (int i = 0; i < 32; ++i) requests.push_back(request_for(i, 1 + (i * 37) % 300, 16));
