@@ -56,16 +56,11 @@ struct DecodeParams {
   float scale = 0.0f;
   const float* q = nullptr;  // [n_rows][n_heads][head_dim]
   float* out = nullptr;
-  // Phase 0, when `finishing`: finish_qkv_head over the raw projections
-  // `qkv`, writing finished_q (which q then points at), k and v (compact)
-  // and the arena.
+  // Phase 0, when `finishing`: finish_qkv_head over qkv's raw projections,
+  // writing its q (where q above points), k and v and the arena.
   bool finishing = false;
   bool neox = false;
-  QkvInput qkv;
-  QkvFinish finish;
-  float* finished_q = nullptr;
-  float* k = nullptr;
-  float* v = nullptr;
+  DecodeQkvFinish qkv;
 };
 
 int64_t smem_bytes(int64_t group, int64_t max_keys) {
@@ -211,11 +206,11 @@ __device__ void finish_own_heads(const DecodeParams& p, int row, int kv_head) {
   } else if (warp == p.group) {
     head = p.n_heads + kv_head;
   } else if (warp == p.group + 1) {
-    head = p.n_heads + p.finish.n_kv_heads + kv_head;
+    head = p.n_heads + p.qkv.finish.n_kv_heads + kv_head;
   } else {
     return;
   }
-  finish_qkv_head(p.qkv, p.finish, p.neox, row, head, p.finished_q, p.k, p.v);
+  finish_qkv_head(p.qkv.in, p.qkv.finish, p.neox, row, head, p.qkv.q, p.qkv.k, p.qkv.v);
 }
 
 template <typename T>
@@ -331,11 +326,7 @@ void cuda_finish_qkv_and_decode_attention(const CudaKvArena& arena,
                  .out = out,
                  .finishing = true,
                  .neox = f.style == RopeStyle::kNeox,
-                 .qkv = finish.in,
-                 .finish = f,
-                 .finished_q = finish.q,
-                 .k = finish.k,
-                 .v = finish.v},
+                 .qkv = finish},
                 stream);
 }
 

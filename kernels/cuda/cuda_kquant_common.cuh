@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 
@@ -185,6 +186,23 @@ __device__ __forceinline__ float block_term(uint32_t d_dmin_bits, float x_d, int
   return __fsub_rn(__fmul_rn(d, __int2float_rn(scaled)), __fmul_rn(dmin, __int2float_rn(shifted)));
 }
 
+// A Q6_K block's share of a row's dot with one token, as the CPU's dot_q6_k
+// rounds it: (d * x_d) * scaled, scaled the integer sum over the block's
+// sub-blocks of scale * ((q - 32) . x). Both decode kernels form it so.
+__device__ __forceinline__ float q6_block_term(uint32_t d_bits, float x_d, int scaled) {
+  const float d = __half2float(__ushort_as_half(static_cast<unsigned short>(d_bits & 0xffffu)));
+  return __fmul_rn(__fmul_rn(d, x_d), __int2float_rn(scaled));
+}
+
+// A Q6_K block's bytes: ql[128] (low nibbles), qh[64] (top two bits).
+constexpr int kQ6BlockBytes = 192;
+
+// Signed byte i of a Q6_K block's 16 sub-block scales.
+__device__ __forceinline__ int q6_scale(uint4 scales, int i) {
+  const uint32_t words[4] = {scales.x, scales.y, scales.z, scales.w};
+  return static_cast<int>(static_cast<int8_t>((words[i / 4] >> (8 * (i % 4))) & 0xffu));
+}
+
 // ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7)): how the dp4a kernel's
 // butterfly over its 8 lane blocks adds their sums (lane bits 4, 3, 2).
 __device__ __forceinline__ float sum_of_eight(const float (&v)[8]) {
@@ -217,6 +235,16 @@ int64_t grid_for(Kernel* kernel, int64_t n_items, int items_per_block, int64_t s
   const int64_t wave = int64_t{std::max(per_sm, 1)} * cuda_multiprocessor_count() * items_per_block;
   const int64_t per_slot = ceil_div(n_items, wave);
   return ceil_div(ceil_div(n_items, per_slot), items_per_block);
+}
+
+// `kernel` over n_items work items, grid_for's grid, as a dependent launch:
+// its first weight loads go out while the kernel before it finishes.
+template <typename Kernel>
+void launch_over(Kernel* kernel, int64_t n_items, int items_per_block, int64_t smem_bytes,
+                 const KQuantParams& p, cudaStream_t stream) {
+  const int64_t grid = grid_for(kernel, n_items, items_per_block, smem_bytes);
+  launch_dependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
+                   static_cast<size_t>(smem_bytes), stream, p);
 }
 
 // The kernels on `stream`: dp4a up to kMaxDp4aTokens tokens, mma above;

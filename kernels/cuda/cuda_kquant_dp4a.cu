@@ -11,7 +11,6 @@
 // (bits 2k, k = kk or kk + 2): four sub-blocks of 16. A warp's rows are output
 // rows w, w + (warps in the grid), ... and its steps one stream of loads,
 // kDepth steps ahead, across rows.
-#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_kquant_common.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 
@@ -115,7 +114,6 @@ struct Q6Share {
 };
 
 __device__ __forceinline__ Q6Share load_q6_share(const RowView& row, int block, int c) {
-  constexpr int kQ6BlockBytes = 192;  // ql[128], qh[64]
   const int h = c / 2, kk = c % 2;
   const uint8_t* ql = row.quants + kQ6BlockBytes * block + 64 * h + 32 * kk;
   const uint8_t* qh = row.quants + kQ6BlockBytes * block + 128 + 32 * h;
@@ -125,12 +123,6 @@ __device__ __forceinline__ Q6Share load_q6_share(const RowView& row, int block, 
           cuda_layout::load_chunk(qh + 16),
           __ldg(reinterpret_cast<const uint4*>(row.meta + 16 * block)),
           cuda_layout::load_u16(row.meta + 16 * row.n_blocks + 2 * block)};
-}
-
-// Signed byte i of the 16 scales.
-__device__ __forceinline__ int scale_byte(uint4 scales, int i) {
-  const uint32_t words[4] = {scales.x, scales.y, scales.z, scales.w};
-  return static_cast<int>(static_cast<int8_t>((words[i / 4] >> (8 * (i % 4))) & 0xffu));
 }
 
 // acc[t] += block `block`'s term for token t, as the CPU's dot_q6_k rounds
@@ -157,7 +149,6 @@ __device__ __forceinline__ void dot_q6_share(const Q6Share& q, int block, int c,
                                          (((qh[i] >> (2 * k)) & 0x03030303u) << 4));
     }
   }
-  const float d = __half2float(__ushort_as_half(static_cast<unsigned short>(q.d & 0xffffu)));
 #pragma unroll
   for (int t = 0; t < kTokens; ++t) {
     if (t >= p.n_tokens) break;
@@ -176,12 +167,12 @@ __device__ __forceinline__ void dot_q6_share(const Q6Share& q, int block, int c,
 #pragma unroll
         for (int i = 0; i < 4; ++i) dot = __dp4a(quants[half][4 * m + i], xs[i], dot);
         const int sub = 8 * h + 2 * k + m;
-        scaled += scale_byte(q.scales, sub) * (dot - 32 * x.sums16[16 * block + sub]);
+        scaled += q6_scale(q.scales, sub) * (dot - 32 * x.sums16[16 * block + sub]);
       }
     }
     scaled += __shfl_xor_sync(0xffffffffu, scaled, 1);
     scaled += __shfl_xor_sync(0xffffffffu, scaled, 2);
-    acc[t] = __fadd_rn(acc[t], __fmul_rn(__fmul_rn(d, x.scales[block]), __int2float_rn(scaled)));
+    acc[t] = __fadd_rn(acc[t], q6_block_term(q.d, x.scales[block], scaled));
   }
 }
 
@@ -293,12 +284,8 @@ template <WeightType kType>
 void launch_typed(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
   const auto smem_bytes = static_cast<size_t>(int64_t{p.n_tokens} * p.token_bytes);
   with_token_bucket<kType>(p.n_tokens, [&](auto bucket) {
-    auto* kernel = dp4a_decode_kernel<kType, decltype(bucket)::value>;
-    const int64_t grid = grid_for(kernel, n_outputs, kWarps, static_cast<int64_t>(smem_bytes));
-    // A dependent launch: its first weight loads go out while the kernel
-    // before it finishes.
-    launch_dependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads), smem_bytes, stream,
-                     p);
+    launch_over(dp4a_decode_kernel<kType, decltype(bucket)::value>, n_outputs, kWarps,
+                static_cast<int64_t>(smem_bytes), p, stream);
   });
 }
 

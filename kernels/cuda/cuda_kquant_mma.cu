@@ -4,7 +4,6 @@
 // Q6_K: m16n8k16 on 16), warp w of a block taking blocks w, w + 8, ... of
 // the block's group of rows. In the dp4a kernel each token costs a lane 16
 // dp4a a step; here one mma serves all 8 tokens.
-#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_kquant_common.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 
@@ -131,7 +130,6 @@ struct Q6RowPairBlock {
 
 __device__ __forceinline__ Q6RowPairBlock load_q6_row_pair_block(const RowView (&rows)[2],
                                                                  int block, int t) {
-  constexpr int kQ6BlockBytes = 192;  // ql[128], qh[64]
   Q6RowPairBlock b;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -144,11 +142,6 @@ __device__ __forceinline__ Q6RowPairBlock load_q6_row_pair_block(const RowView (
     b.d[r] = cuda_layout::load_u16(rows[r].meta + 16 * rows[r].n_blocks + 2 * block);
   }
   return b;
-}
-
-__device__ __forceinline__ int q6_scale(uint4 scales, int i) {
-  const uint32_t words[4] = {scales.x, scales.y, scales.z, scales.w};
-  return static_cast<int>(static_cast<int8_t>((words[i / 4] >> (8 * (i % 4))) & 0xffu));
 }
 
 // acc[i] += block `block`'s term for the lane's four outputs, as the dp4a
@@ -194,9 +187,7 @@ __device__ void mma_q6_block(const Q6RowPairBlock& w, int block, int g, int t,
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const StagedToken x = staged_token(p, smem, min(2 * t + i % 2, p.n_tokens - 1));
-    const float d =
-        __half2float(__ushort_as_half(static_cast<unsigned short>(w.d[i / 2] & 0xffffu)));
-    acc[i] = __fadd_rn(acc[i], __fmul_rn(__fmul_rn(d, x.scales[block]), __int2float_rn(scaled[i])));
+    acc[i] = __fadd_rn(acc[i], q6_block_term(w.d[i / 2], x.scales[block], scaled[i]));
   }
 }
 
@@ -301,11 +292,7 @@ template <WeightType kType>
 void launch_typed(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
   const int64_t smem_bytes = int64_t{p.n_tokens} * p.token_bytes + kMmaPartialBytes;
   const int64_t groups = ceil_div(n_outputs, p.swiglu_n > 0 ? 8 : 16);
-  const int64_t grid = grid_for(mma_decode_kernel<kType>, groups, 1, smem_bytes);
-  // A dependent launch: its first weight loads go out while the kernel
-  // before it finishes.
-  launch_dependent(mma_decode_kernel<kType>, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
-                   static_cast<size_t>(smem_bytes), stream, p);
+  launch_over(mma_decode_kernel<kType>, groups, 1, smem_bytes, p, stream);
 }
 
 }  // namespace
