@@ -8,7 +8,9 @@
 # device notes); the whole report is OUT_DIR/counters-SHAPE-TYPE.txt.
 # Build and carry as for scripts/gpu-bench.sh; then:
 #   scripts/device-unpack.sh && scripts/gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]
-# STRATA names another build of strata (default build-device/bin/strata).
+# STRATA names another build of strata (default build-device/bin/strata);
+# BENCH_ARGS the bench run (default batch 1: --prompt-tokens 64 --gen-tokens
+# 16), LAUNCH_SKIP how many of the kernel's launches to skip (default 300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
@@ -19,11 +21,11 @@ kernel=${3:-'mma_matmul_kernel<[^,]*, \(int\)1>'}
 mkdir -p "$out_dir"
 model=$(scripts/make-bench-model.sh "${spec%%:*}" "${spec#*:}")
 # Skip the warm-up and prefill launches; four launches of the kernel in decode.
-ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip 300 --launch-count 4 \
+ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip "${LAUNCH_SKIP:-300}" --launch-count 4 \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section MemoryWorkloadAnalysis --section SchedulerStats --section InstructionStats \
   --section SourceCounters \
-  "${STRATA:-build-device/bin/strata}" bench -m "$model" --backend cuda --prompt-tokens 64 --gen-tokens 16 \
+  "${STRATA:-build-device/bin/strata}" bench -m "$model" --backend cuda ${BENCH_ARGS:---prompt-tokens 64 --gen-tokens 16} \
   >"$out_dir/counters-${spec/:/-}.txt" 2>&1 || true
 grep -E "_kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall|Eligible Warps|Issue Slot|Executed Instructions" \
   "$out_dir/counters-${spec/:/-}.txt" | head -120

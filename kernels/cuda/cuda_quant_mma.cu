@@ -212,21 +212,49 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
 // parameter, not a branch in the loop: a branch around each load put every
 // load in its own basic block, so a thread's pairs (8 of a 4,096-wide row)
 // waited on L2 one after another; unrolled without it, the loads of several
-// pairs go out together.
-template <WeightType kType, bool kPairsAligned>
+// pairs go out together. Above 8 tokens a tile holds few pairs a token (768
+// columns for 64 tokens: 1.5 a thread), so a thread loads one pair of 8
+// tokens at once instead: token by token, a tile of 64 tokens was 64 round
+// trips to L2 in a row while every warp of the block waited.
+template <bool kPairsAligned>
+__device__ __forceinline__ uint32_t load_x_pair(const float* src) {
+  const float2 v = kPairsAligned ? __ldg(reinterpret_cast<const float2*>(src))
+                                 : make_float2(__ldg(src), __ldg(src + 1));
+  return pack_half2(v.x, v.y);
+}
+
+template <WeightType kType, int kTokenTiles, bool kPairsAligned>
 __device__ void stage_x(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
   using P = PairUnit<kType>;
   const int pairs_per_token = n_units * P::kPairs;
-  for (int token = 0; token < p.n_tokens; ++token) {
-    const float* x = p.x + static_cast<int64_t>(token) * p.w.row_length;
-    uint32_t* out = tile + token * p.token_words;
+  if constexpr (kTokenTiles == 1) {
+    for (int token = 0; token < p.n_tokens; ++token) {
+      const float* x = p.x + static_cast<int64_t>(token) * p.w.row_length;
+      uint32_t* out = tile + token * p.token_words;
 #pragma unroll 4
-    for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
-      const int u = i / P::kPairs, pair = i % P::kPairs;  // kPairs: a power of two
-      const float* src = x + P::pair_offset(u0 + u, pair);
-      const float2 v = kPairsAligned ? __ldg(reinterpret_cast<const float2*>(src))
-                                     : make_float2(__ldg(src), __ldg(src + 1));
-      out[u * P::kUnitWords + pair] = pack_half2(v.x, v.y);
+      for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
+        const int u = i / P::kPairs, pair = i % P::kPairs;  // kPairs: a power of two
+        out[u * P::kUnitWords + pair] = load_x_pair<kPairsAligned>(x + P::pair_offset(u0 + u, pair));
+      }
+    }
+    return;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
+    const int u = i / P::kPairs, pair = i % P::kPairs;
+    const float* x = p.x + P::pair_offset(u0 + u, pair);
+    uint32_t* out = tile + u * P::kUnitWords + pair;
+    for (int t0 = 0; t0 < p.n_tokens; t0 += 8) {
+      uint32_t v[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        if (t0 + k < p.n_tokens) {
+          v[k] = load_x_pair<kPairsAligned>(x + static_cast<int64_t>(t0 + k) * p.w.row_length);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        if (t0 + k < p.n_tokens) out[(t0 + k) * p.token_words] = v[k];
+      }
     }
   }
 }
@@ -430,9 +458,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
     wait_for_prior_kernels();  // x is theirs (the weights above are not)
     __syncthreads();  // the previous tile is no longer read
     if (p.x_pairs_aligned) {
-      stage_x<kType, true>(p, u0, n_units, smem);
+      stage_x<kType, kTokenTiles, true>(p, u0, n_units, smem);
     } else {
-      stage_x<kType, false>(p, u0, n_units, smem);
+      stage_x<kType, kTokenTiles, false>(p, u0, n_units, smem);
     }
     __syncthreads();
     for (int s0 = split; s0 < n_slabs; s0 += C::kSplits * C::kUnroll) {  // the same for the warp
@@ -516,9 +544,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_resident_decode_kernel(MmaPar
   for (int r = 0; r < kUnroll; ++r) load_item(r, raw[r]);  // n_items >= kUnroll: in flight
   wait_for_prior_kernels();  // x is theirs (the weights above are not)
   if (p.x_pairs_aligned) {
-    stage_x<kType, true>(p, 0, n_units, smem);
+    stage_x<kType, 1, true>(p, 0, n_units, smem);
   } else {
-    stage_x<kType, false>(p, 0, n_units, smem);
+    stage_x<kType, 1, false>(p, 0, n_units, smem);
   }
   float* partials = reinterpret_cast<float*>(smem + p.n_tokens * p.token_words);  // 2 buffers
   __syncthreads();
