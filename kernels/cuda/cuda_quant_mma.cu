@@ -69,8 +69,15 @@ struct MmaConfig {
   static constexpr int kSplits = kWarps / kRowGroups;
   // Slabs whose loads are in flight at once (each reloaded as it is used),
   // within 128 registers (two blocks an SM).
-  static constexpr int kUnroll =
-      kTokenTiles == 1 && sizeof(typename Unit<kType>::Raw) <= 32 ? 4 : 2;
+  static constexpr bool kSmallUnit = sizeof(typename Unit<kType>::Raw) <= 32;
+  static constexpr int kUnroll = kTokenTiles == 1 && kSmallUnit ? 4 : 2;
+  // Above 8 tokens the staged tile is zero where the mma reads past the real
+  // x (padding tokens, units up to the last slab's end), and a thread stages
+  // one x pair of kStageGroup tokens at once. Units of more than 32 bytes
+  // (Q5_K, Q6_K) test each B fragment instead and stage 2 tokens at once:
+  // their loads in flight leave no registers for more.
+  static constexpr bool kZerosStaged = kTokenTiles > 1 && kSmallUnit;
+  static constexpr int kStageGroup = kSmallUnit ? 8 : 2;
   // The staged x tile's budget, sized for 8 padded tokens (fewer real tokens
   // use less), and at most what sm_86/89/120 give a block (99 KB). A tile
   // then holds 4,000-5,400 elements of a row (by unit size): a row of 4,096
@@ -207,15 +214,18 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
 }
 
 // All threads: x's columns of units [u0, u0 + n_units) for every real token
-// into the tile, as f16 pairs in decoding order. (Padding tokens are never
-// staged: their B fragments are zeros.) x's alignment is a template
+// into the tile, as f16 pairs in decoding order. x's alignment is a template
 // parameter, not a branch in the loop: a branch around each load put every
 // load in its own basic block, so a thread's pairs (8 of a 4,096-wide row)
 // waited on L2 one after another; unrolled without it, the loads of several
-// pairs go out together. Above 8 tokens a tile holds few pairs a token (768
-// columns for 64 tokens: 1.5 a thread), so a thread loads one pair of 8
-// tokens at once instead: token by token, a tile of 64 tokens was 64 round
-// trips to L2 in a row while every warp of the block waited.
+// pairs go out together.
+//
+// Up to 8 tokens padding tokens are never staged (their B fragments are
+// zeros). Above, a tile holds few pairs a token (768 columns for 64 tokens:
+// 1.5 a thread), so a thread loads one pair of several tokens at once
+// (MmaConfig::kStageGroup; token by token, a tile of 64 tokens was 64 round
+// trips to L2 in a row while every warp of the block waited), and the tile
+// is zero where the mma reads past the real x (MmaConfig::kZerosStaged).
 template <bool kPairsAligned>
 __device__ __forceinline__ uint32_t load_x_pair(const float* src) {
   const float2 v = kPairsAligned ? __ldg(reinterpret_cast<const float2*>(src))
@@ -223,46 +233,59 @@ __device__ __forceinline__ uint32_t load_x_pair(const float* src) {
   return pack_half2(v.x, v.y);
 }
 
-template <WeightType kType, int kTokenTiles, bool kPairsAligned>
-__device__ void stage_x(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
+template <WeightType kType, bool kPairsAligned>
+__device__ void stage_x_few_tokens(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
   using P = PairUnit<kType>;
   const int pairs_per_token = n_units * P::kPairs;
-  if constexpr (kTokenTiles == 1) {
-    for (int token = 0; token < p.n_tokens; ++token) {
-      const float* x = p.x + static_cast<int64_t>(token) * p.w.row_length;
-      uint32_t* out = tile + token * p.token_words;
+  for (int token = 0; token < p.n_tokens; ++token) {
+    const float* x = p.x + static_cast<int64_t>(token) * p.w.row_length;
+    uint32_t* out = tile + token * p.token_words;
 #pragma unroll 4
-      for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
-        const int u = i / P::kPairs, pair = i % P::kPairs;  // kPairs: a power of two
-        out[u * P::kUnitWords + pair] = load_x_pair<kPairsAligned>(x + P::pair_offset(u0 + u, pair));
-      }
+    for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
+      const int u = i / P::kPairs, pair = i % P::kPairs;  // kPairs: a power of two
+      out[u * P::kUnitWords + pair] = load_x_pair<kPairsAligned>(x + P::pair_offset(u0 + u, pair));
     }
-    return;
   }
-  for (int i = static_cast<int>(threadIdx.x); i < pairs_per_token; i += kThreads) {
+}
+
+template <WeightType kType, int kTokensPad, bool kPairsAligned>
+__device__ void stage_x_many_tokens(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
+  using P = PairUnit<kType>;
+  constexpr int kGroup = MmaConfig<kType, kTokensPad / 8>::kStageGroup;
+  const int64_t stride = p.w.row_length;
+  for (int i = static_cast<int>(threadIdx.x); i < n_units * P::kPairs; i += kThreads) {
     const int u = i / P::kPairs, pair = i % P::kPairs;
     const float* x = p.x + P::pair_offset(u0 + u, pair);
     uint32_t* out = tile + u * P::kUnitWords + pair;
-    for (int t0 = 0; t0 < p.n_tokens; t0 += 8) {
-      uint32_t v[8];
+    int token = 0;
+    for (; token + kGroup <= p.n_tokens; token += kGroup) {
+      uint32_t v[kGroup];
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        if (t0 + k < p.n_tokens) {
-          v[k] = load_x_pair<kPairsAligned>(x + static_cast<int64_t>(t0 + k) * p.w.row_length);
-        }
-      }
+      for (int k = 0; k < kGroup; ++k) v[k] = load_x_pair<kPairsAligned>(x + k * stride);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        if (t0 + k < p.n_tokens) out[(t0 + k) * p.token_words] = v[k];
-      }
+      for (int k = 0; k < kGroup; ++k) out[k * p.token_words] = v[k];
+      x += kGroup * stride;
+      out += kGroup * p.token_words;
+    }
+    for (; token < p.n_tokens; ++token, x += stride, out += p.token_words) {
+      *out = load_x_pair<kPairsAligned>(x);
+    }
+  }
+  // Zeros: units [n_units, the last slab's end) of every token, all the
+  // units of the padding tokens.
+  const int end_words = (n_units + kSlabUnits - 1) / kSlabUnits * kSlabUnits * P::kUnitWords;
+  for (int token = 0; token < kTokensPad; ++token) {
+    const int begin_words = token < p.n_tokens ? n_units * P::kUnitWords : 0;
+    for (int i = begin_words + static_cast<int>(threadIdx.x); i < end_words; i += kThreads) {
+      tile[token * p.token_words + i] = 0;
     }
   }
 }
 
 // acc += the unit's two rows (raw) times x for every token tile. `x_unit` is
 // the staged unit's first word for token g of tile 0; invalid units (past
-// the row's end) and padding tokens (tile t's from n_valid_tiles[t] = whether
-// token 8t + g is real) add zeros.
+// the row's end) and padding tokens (real_token[t]: whether token 8t + g is
+// real) add zeros: B fragments of zeros, or zeros staged (kZerosStaged).
 template <WeightType kType, int kTokenTiles>
 __device__ void mma_unit(const typename Unit<kType>::Raw (&raw)[2], int u, bool valid,
                          const bool (&real_token)[kTokenTiles], const uint32_t* x_unit,
@@ -279,7 +302,7 @@ __device__ void mma_unit(const typename Unit<kType>::Raw (&raw)[2], int u, bool 
 #pragma unroll
       for (int tile = 0; tile < kTokenTiles; ++tile) {
         uint2 b = make_uint2(0, 0);
-        if (valid && real_token[tile]) {
+        if (MmaConfig<kType, kTokenTiles>::kZerosStaged || (valid && real_token[tile])) {
           b = *reinterpret_cast<const uint2*>(x_unit + 8 * tile * token_words + pair);
         }
         mma_16816(acc[tile], a[0][2 * j], a[1][2 * j], a[0][2 * j + 1], a[1][2 * j + 1], b.x,
@@ -457,10 +480,16 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
     const int next_n_units = min(p.tile_units, k_end - next_u0);  // <= 0: no next tile
     wait_for_prior_kernels();  // x is theirs (the weights above are not)
     __syncthreads();  // the previous tile is no longer read
-    if (p.x_pairs_aligned) {
-      stage_x<kType, kTokenTiles, true>(p, u0, n_units, smem);
+    if constexpr (kTokenTiles == 1) {
+      if (p.x_pairs_aligned) {
+        stage_x_few_tokens<kType, true>(p, u0, n_units, smem);
+      } else {
+        stage_x_few_tokens<kType, false>(p, u0, n_units, smem);
+      }
+    } else if (p.x_pairs_aligned) {
+      stage_x_many_tokens<kType, kTokensPad, true>(p, u0, n_units, smem);
     } else {
-      stage_x<kType, kTokenTiles, false>(p, u0, n_units, smem);
+      stage_x_many_tokens<kType, kTokensPad, false>(p, u0, n_units, smem);
     }
     __syncthreads();
     for (int s0 = split; s0 < n_slabs; s0 += C::kSplits * C::kUnroll) {  // the same for the warp
@@ -544,9 +573,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_resident_decode_kernel(MmaPar
   for (int r = 0; r < kUnroll; ++r) load_item(r, raw[r]);  // n_items >= kUnroll: in flight
   wait_for_prior_kernels();  // x is theirs (the weights above are not)
   if (p.x_pairs_aligned) {
-    stage_x<kType, 1, true>(p, 0, n_units, smem);
+    stage_x_few_tokens<kType, true>(p, 0, n_units, smem);
   } else {
-    stage_x<kType, 1, false>(p, 0, n_units, smem);
+    stage_x_few_tokens<kType, false>(p, 0, n_units, smem);
   }
   float* partials = reinterpret_cast<float*>(smem + p.n_tokens * p.token_words);  // 2 buffers
   __syncthreads();
@@ -679,8 +708,10 @@ MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens, bool may_pair = fa
   plan.tile_units =
       static_cast<int>(ceil_div(ceil_div(plan.units_per_split, n_tiles), kSlabUnits) * kSlabUnits);
   plan.token_words = token_words(plan.tile_units, P::kUnitWords);
-  // Shared memory for the real tokens' x, or the warps' partial sums.
-  const int64_t tile_bytes = int64_t{4} * n_tokens * plan.token_words;
+  // Shared memory for x (the real tokens', above 8 tokens the padding
+  // tokens' zeros too), or the warps' partial sums.
+  const int64_t staged_tokens = kTokenTiles == 1 ? n_tokens : kTokensPad;
+  const int64_t tile_bytes = int64_t{4} * staged_tokens * plan.token_words;
   const int64_t partial_bytes = int64_t{4} * C::kSplits * kRowsPerWarp * C::kRowGroups * kTokensPad;
   plan.smem_bytes = std::max(tile_bytes, partial_bytes);
   STRATA_CHECK(plan.smem_bytes <= C::kSmemBytes, "x tile of ", plan.smem_bytes, " bytes");

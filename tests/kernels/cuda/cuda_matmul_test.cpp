@@ -245,6 +245,23 @@ TEST_P(CudaMatmulTypeTest, VectorPathTakesUnalignedX) {
   }
 }
 
+// Above 8 tokens (the tensor-core kernel's many-token staging up to 64, then
+// cuBLAS), with x's rows at an odd float offset: pairs load as two floats.
+TEST_P(CudaMatmulTypeTest, GemmPathTakesUnalignedX) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(4);
+  Stream stream;
+  CudaMatmul mm(stream.get());
+  const HostMatrix m = make_matrix(GetParam(), 33, 512, rng);
+  const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+  for (int64_t n_tokens : {9, 40, 70}) {
+    const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * m.row_length), rng);
+    const std::vector<float> out = cuda_matmul(mm, w, x, n_tokens, /*x_offset=*/1);
+    const Reference ref = reference(m, x, n_tokens);
+    EXPECT_LT(scaled_error(out, ref.y, ref), gemm_tolerance(GetParam())) << describe(m, n_tokens);
+  }
+}
+
 // A decode step's tokens must not change each other's bits: on the tensor
 // cores, token t's output alone equals its output in a batch of 8 (the
 // engine's batch invariance rests on it). (The f32 matrix-vector kernel's x
