@@ -58,6 +58,12 @@ constexpr int kUnitPad = 4;     // halves after each unit's pairs in shared memo
 constexpr int kSlabUnits = 4;   // units side by side in one k-step (lanes t = 0..3)
 constexpr int kRowsPerWarp = 16;
 
+// Words per token in the staged tile: the units' words, then padded to 8 mod 32.
+constexpr int token_words(int tile_units, int unit_words) {
+  const int words = tile_units * unit_words;
+  return words + ((8 - words % 32) + 32) % 32;
+}
+
 template <WeightType kType, int kTokenTiles>
 struct MmaConfig {
   // Up to 8 tokens: blocks of 16 rows, each row's units split among the 8
@@ -85,6 +91,16 @@ struct MmaConfig {
   // in one go (64 KB cut it in two: two rounds, half the loads in flight).
   static constexpr int kSmemBytes = 96 << 10;
   static_assert(kWarps % kRowGroups == 0);
+  // The most units of a row a tile holds (with the padding), in whole slabs.
+  static constexpr int kUnitWords = (cuda_layout::kUnitElems<kType> + kUnitPad) / 2;
+  static constexpr int kBudgetUnits =
+      (kSmemBytes / (4 * 8 * kTokenTiles) - 32) / kUnitWords / kSlabUnits * kSlabUnits;
+  // With zeros staged the staged tokens lie the widest tile's words apart,
+  // whatever the tile: a B fragment's offset from its tile 0 is then an
+  // immediate, not one more multiply-add a load (the larger units' kernels
+  // spill with it).
+  static constexpr int kFixedTokenWords =
+      kZerosStaged ? token_words(kBudgetUnits, kUnitWords) : 0;
 };
 
 struct MmaParams {
@@ -248,10 +264,12 @@ __device__ void stage_x_few_tokens(const MmaParams& p, int u0, int n_units, uint
   }
 }
 
-template <WeightType kType, int kTokensPad, bool kPairsAligned>
+template <WeightType kType, int kTokenTiles, bool kPairsAligned>
 __device__ void stage_x_many_tokens(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
+  using C = MmaConfig<kType, kTokenTiles>;
   using P = PairUnit<kType>;
-  constexpr int kGroup = MmaConfig<kType, kTokensPad / 8>::kStageGroup;
+  constexpr int kGroup = C::kStageGroup;
+  const int token_words = C::kZerosStaged ? C::kFixedTokenWords : p.token_words;
   const int64_t stride = p.w.row_length;
   for (int i = static_cast<int>(threadIdx.x); i < n_units * P::kPairs; i += kThreads) {
     const int u = i / P::kPairs, pair = i % P::kPairs;
@@ -263,22 +281,28 @@ __device__ void stage_x_many_tokens(const MmaParams& p, int u0, int n_units, uin
 #pragma unroll
       for (int k = 0; k < kGroup; ++k) v[k] = load_x_pair<kPairsAligned>(x + k * stride);
 #pragma unroll
-      for (int k = 0; k < kGroup; ++k) out[k * p.token_words] = v[k];
+      for (int k = 0; k < kGroup; ++k) out[k * token_words] = v[k];
       x += kGroup * stride;
-      out += kGroup * p.token_words;
+      out += kGroup * token_words;
     }
-    for (; token < p.n_tokens; ++token, x += stride, out += p.token_words) {
+    for (; token < p.n_tokens; ++token, x += stride, out += token_words) {
       *out = load_x_pair<kPairsAligned>(x);
     }
   }
-  // Zeros: units [n_units, the last slab's end) of every token, all the
-  // units of the padding tokens.
+  if constexpr (!C::kZerosStaged) return;  // their B fragments are tested
+  // Zeros: the real tokens' units from n_units to the last slab's end, and
+  // the padding tokens' units up to there.
+  const int staged_words = n_units * P::kUnitWords;
   const int end_words = (n_units + kSlabUnits - 1) / kSlabUnits * kSlabUnits * P::kUnitWords;
-  for (int token = 0; token < kTokensPad; ++token) {
-    const int begin_words = token < p.n_tokens ? n_units * P::kUnitWords : 0;
-    for (int i = begin_words + static_cast<int>(threadIdx.x); i < end_words; i += kThreads) {
-      tile[token * p.token_words + i] = 0;
+  if (const int tail = end_words - staged_words; tail > 0) {
+    for (int i = static_cast<int>(threadIdx.x); i < p.n_tokens * tail; i += kThreads) {
+      tile[i / tail * token_words + staged_words + i % tail] = 0;
     }
+  }
+  uint32_t* padding = tile + p.n_tokens * token_words;
+  for (int i = static_cast<int>(threadIdx.x); i < (8 * kTokenTiles - p.n_tokens) * end_words;
+       i += kThreads) {
+    padding[i / end_words * token_words + i % end_words] = 0;
   }
 }
 
@@ -455,6 +479,7 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
     rows[0] = p.w.row(min(row0 + g, p.w.n_rows - 1));
     rows[1] = p.w.row(min(row0 + g + 8, p.w.n_rows - 1));
   }
+  const int token_words = C::kZerosStaged ? C::kFixedTokenWords : p.token_words;
   const int units_per_row = p.w.row_length / P::kElems;
   const int k_begin = static_cast<int>(blockIdx.y) * p.units_per_split;
   const int k_end = min(k_begin + p.units_per_split, units_per_row);
@@ -487,9 +512,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
         stage_x_few_tokens<kType, false>(p, u0, n_units, smem);
       }
     } else if (p.x_pairs_aligned) {
-      stage_x_many_tokens<kType, kTokensPad, true>(p, u0, n_units, smem);
+      stage_x_many_tokens<kType, kTokenTiles, true>(p, u0, n_units, smem);
     } else {
-      stage_x_many_tokens<kType, kTokensPad, false>(p, u0, n_units, smem);
+      stage_x_many_tokens<kType, kTokenTiles, false>(p, u0, n_units, smem);
     }
     __syncthreads();
     for (int s0 = split; s0 < n_slabs; s0 += C::kSplits * C::kUnroll) {  // the same for the warp
@@ -499,8 +524,7 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
         if (s >= n_slabs) break;
         const int u = kSlabUnits * s + t;
         mma_unit<kType, kTokenTiles>(raw[r], u0 + u, u < n_units, real_token,
-                                     smem + g * p.token_words + u * P::kUnitWords, p.token_words,
-                                     acc);
+                                     smem + g * token_words + u * P::kUnitWords, token_words, acc);
         const int next = s + C::kSplits * C::kUnroll;
         if (next < n_slabs) {
           load_slab<kType>(rows, u0, kSlabUnits * next + t, n_units, raw[r]);
@@ -646,12 +670,6 @@ bool with_mma_type(WeightType type, Fn&& fn) {
   }
 }
 
-// Words per token in the staged tile: the units' words, then padded to 8 mod 32.
-int token_words(int tile_units, int unit_words) {
-  const int words = tile_units * unit_words;
-  return words + ((8 - words % 32) + 32) % 32;
-}
-
 // How a product is cut up: blocks of rows (x) and of the row's units (y),
 // each block's units staged tile by tile.
 struct MmaPlan {
@@ -702,12 +720,12 @@ MmaPlan plan_for(const CudaWeightMatrix& w, int64_t n_tokens, bool may_pair = fa
   plan.k_splits = static_cast<int>(ceil_div(units_per_row, plan.units_per_split));
   // As few tiles as the budget allows (with the padding), of equal length
   // in whole slabs, so that no tile leaves most warps idle.
-  const int budget_units =
-      (C::kSmemBytes / (4 * kTokensPad) - 32) / P::kUnitWords / kSlabUnits * kSlabUnits;
-  const int64_t n_tiles = ceil_div(plan.units_per_split, budget_units);
+  static_assert(C::kUnitWords == P::kUnitWords);
+  const int64_t n_tiles = ceil_div(plan.units_per_split, C::kBudgetUnits);
   plan.tile_units =
       static_cast<int>(ceil_div(ceil_div(plan.units_per_split, n_tiles), kSlabUnits) * kSlabUnits);
-  plan.token_words = token_words(plan.tile_units, P::kUnitWords);
+  plan.token_words =
+      C::kZerosStaged ? C::kFixedTokenWords : token_words(plan.tile_units, P::kUnitWords);
   // Shared memory for x (the real tokens', above 8 tokens the padding
   // tokens' zeros too), or the warps' partial sums.
   const int64_t staged_tokens = kTokenTiles == 1 ? n_tokens : kTokensPad;
