@@ -256,6 +256,10 @@ void Engine::run(std::span<const ScheduledChunk> batch) {
   }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   forward_seconds_ += took.count();
+  if (std::ranges::all_of(batch, [](const ScheduledChunk& c) { return c.n_tokens == 1; })) {
+    ++n_decode_steps_;
+    decode_forward_seconds_ += took.count();
+  }
   if (tiers_) {
     int64_t n_tokens = 0;
     for (const ScheduledChunk& chunk : batch) n_tokens += chunk.n_tokens;
@@ -356,6 +360,8 @@ void Engine::publish_stats() {
   stats.n_computed_prompt_tokens = scheduler_.n_computed_prompt_tokens();
   stats.n_generated_tokens = n_generated_tokens_;
   stats.forward_seconds = forward_seconds_;
+  stats.n_decode_steps = n_decode_steps_;
+  stats.decode_forward_seconds = decode_forward_seconds_;
   stats.n_blocks_used = cache_.n_referenced();
   stats.n_blocks_cached = cache_.n_cached();
   stats.n_blocks_total = cache_.n_total();

@@ -55,6 +55,11 @@ struct EngineStats {
   // time alike), all steps: against the steps' count and the inter-token
   // latency, how much of a step the model itself takes.
   double forward_seconds = 0.0;
+  // The same of steps that only decode (every sequence one new token): their
+  // forward time against the inter-token latency of a steady batch, with no
+  // prefill chunk mixed in.
+  int64_t n_decode_steps = 0;
+  double decode_forward_seconds = 0.0;
   int64_t n_blocks_used = 0;    // referenced by block tables
   int64_t n_blocks_cached = 0;  // published in the prefix cache (used or idle)
   int64_t n_blocks_total = 0;
@@ -177,6 +182,8 @@ class Engine {
   std::vector<SampledToken> chosen_;  // their tokens, in choices_ order
   int64_t n_generated_tokens_ = 0;
   double forward_seconds_ = 0.0;
+  int64_t n_decode_steps_ = 0;
+  double decode_forward_seconds_ = 0.0;
 
   // Shared with submitting threads, under mutex_.
   mutable std::mutex mutex_;

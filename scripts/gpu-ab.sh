@@ -51,13 +51,14 @@ for line in open(sys.argv[1]):
     d = json.loads(line)
     runs[(d["label"], d["build"])].append(d)
 print(f"{'run':16} {'build':24} {'decode tok/s (each round)':>28} {'of roofline':>12} {'steady tok/s':>13}"
-      f" {'ITL p50 ms':>10} {'forward ms':>10}")
+      f" {'ITL p50 ms':>10} {'decode fwd ms':>13}")
 for (label, build), ds in runs.items():
     rates = " ".join(f"{d['decode_tok_s']:.1f}" for d in ds)
-    # Concurrency runs: the median gap between a stream's tokens, and a step's
-    # time in the model's forward pass (the rest of a step is the engine's).
+    # Concurrency runs: the median gap between a stream's tokens, and a
+    # decode-only step's time in the model's forward pass (the rest of such a
+    # step is the engine's).
     itl = min(d.get("itl_ms", {}).get("p50", 0) for d in ds)
-    forward = min(d.get("engine", {}).get("forward_ms_per_step", 0) for d in ds)
+    forward = min(d.get("engine", {}).get("decode_forward_ms_per_step", 0) for d in ds)
     print(f"{label:16} {build:24} {rates:>28} {max(d.get('decode_ratio_to_ceiling', 0) for d in ds):12.3f} "
-          f"{max(d.get('decode_steady_tok_s', 0) for d in ds):13.1f} {itl:10.2f} {forward:10.2f}")
+          f"{max(d.get('decode_steady_tok_s', 0) for d in ds):13.1f} {itl:10.2f} {forward:13.2f}")
 PY

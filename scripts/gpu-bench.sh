@@ -42,14 +42,15 @@ done
 python3 - "$results" <<'PY'
 import json, sys
 print(f"{'run':24} {'prefill tok/s':>14} {'of GEMM':>8} {'decode tok/s':>13} {'of roofline':>12} "
-      f"{'steady tok/s':>13} {'ITL p50 ms':>10} {'forward ms':>10}")
+      f"{'steady tok/s':>13} {'ITL p50 ms':>10} {'decode fwd ms':>13}")
 for line in open(sys.argv[1]):
     d = json.loads(line)
-    # Concurrency runs: the median gap between a stream's tokens, and a step's
-    # time in the model's forward pass (the rest of a step is the engine's).
+    # Concurrency runs: the median gap between a stream's tokens, and a
+    # decode-only step's time in the model's forward pass (the rest of such a
+    # step is the engine's).
     print(f"{d['label']:24} {d.get('prefill_tok_s', 0):14.0f} {d.get('prefill_ratio_to_gemm', 0):8.2f} "
           f"{d['decode_tok_s']:13.1f} {d.get('decode_ratio_to_ceiling', 0):12.2f} "
           f"{d.get('decode_steady_tok_s', 0):13.1f} {d.get('itl_ms', {}).get('p50', 0):10.2f} "
-          f"{d.get('engine', {}).get('forward_ms_per_step', 0):10.2f}")
+          f"{d.get('engine', {}).get('decode_forward_ms_per_step', 0):13.2f}")
 print("copy GB/s", d.get("copy_gb_per_s"), "gemm TFLOP/s", d.get("gemm_tflops"))
 PY

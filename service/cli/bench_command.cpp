@@ -273,15 +273,21 @@ void bench_concurrency(const BenchOptions& o) {
   out["prefix_hit_ratio"] =
       static_cast<double>(result.n_cached_prompt_tokens) / static_cast<double>(result.n_prompt_tokens);
   // The model's share of a step: forward_ms_per_step (every step of the run,
-  // prefill chunks included) against itl_ms (the gaps between a stream's
-  // tokens) shows what the engine around the forward passes costs.
+  // prefill chunks included) and decode_forward_ms_per_step (steps that only
+  // decode) against itl_ms (the gaps between a stream's tokens) show what
+  // the engine around the forward passes costs.
+  const auto ms_per_step = [](double seconds, int64_t steps) {
+    return steps > 0 ? 1e3 * seconds / static_cast<double>(steps) : 0.0;
+  };
   const int64_t n_steps = after.n_steps - before.n_steps;
+  const int64_t n_decode_steps = after.n_decode_steps - before.n_decode_steps;
   out["engine"] = {
       {"steps", n_steps},
+      {"decode_steps", n_decode_steps},
       {"preemptions", after.n_preemptions - before.n_preemptions},
-      {"forward_ms_per_step", n_steps > 0 ? 1e3 * (after.forward_seconds - before.forward_seconds) /
-                                                static_cast<double>(n_steps)
-                                          : 0.0}};
+      {"forward_ms_per_step", ms_per_step(after.forward_seconds - before.forward_seconds, n_steps)},
+      {"decode_forward_ms_per_step",
+       ms_per_step(after.decode_forward_seconds - before.decode_forward_seconds, n_decode_steps)}};
   // Batching can beat the single-stream ceiling: one weight read serves a
   // token of every running sequence.
   put_runtime_ceilings(out, *runtime, *model, decode_tok_s,

@@ -78,7 +78,8 @@ TEST(EngineTest, FinalEventCarriesUsageAndText) {
 }
 
 // The stats count the time the backend's forward passes take: some of it,
-// and no more than the request took from submit to its last event.
+// and no more than the request took from submit to its last event; and of
+// it, the steps that only decode.
 TEST(EngineTest, StatsCountTheForwardPassesTime) {
   EngineUnderTest e(EngineSetup{});
   std::mutex mutex;
@@ -106,6 +107,11 @@ TEST(EngineTest, StatsCountTheForwardPassesTime) {
   const std::chrono::duration<double> took = last_event - submitted;
   EXPECT_GT(stats.forward_seconds, 0.0);
   EXPECT_LE(stats.forward_seconds, took.count());
+  // One request: a prefill step, then decode steps for the tokens after the
+  // first (the prefill step chose the first).
+  EXPECT_EQ(stats.n_decode_steps, stats.n_steps - 1);
+  EXPECT_GT(stats.decode_forward_seconds, 0.0);
+  EXPECT_LT(stats.decode_forward_seconds, stats.forward_seconds);
 }
 
 TEST(EngineTest, BatchedGreedyOutputEqualsAlone) {
