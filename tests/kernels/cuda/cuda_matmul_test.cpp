@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <span>
 #include <string>
@@ -228,38 +229,35 @@ TEST_P(CudaMatmulTypeTest, GemmPathMatchesReference) {
   check_products(GetParam(), kGemmTokenCounts, gemm_tolerance(GetParam()), 2);
 }
 
-// x at any float offset: the kernel stages it with scalar loads then.
-TEST_P(CudaMatmulTypeTest, VectorPathTakesUnalignedX) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  std::mt19937 rng(3);
+// x at an odd float offset, so that the kernels stage it with scalar loads:
+// a 33 x 512 matrix at each token count, within tolerance(w, n_tokens).
+template <typename Tolerance>
+void check_unaligned_x(WeightType type, std::initializer_list<int64_t> token_counts,
+                       uint32_t seed, Tolerance tolerance) {
+  std::mt19937 rng(seed);
   Stream stream;
   CudaMatmul mm(stream.get());
-  const HostMatrix m = make_matrix(GetParam(), 33, 512, rng);
+  const HostMatrix m = make_matrix(type, 33, 512, rng);
   const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
-  for (int64_t n_tokens : {1, 3}) {
+  for (int64_t n_tokens : token_counts) {
     const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * m.row_length), rng);
     const std::vector<float> out = cuda_matmul(mm, w, x, n_tokens, /*x_offset=*/1);
     const Reference ref = reference(m, x, n_tokens);
-    EXPECT_LT(scaled_error(out, ref.y, ref), vector_tolerance(w, n_tokens))
-        << describe(m, n_tokens);
+    EXPECT_LT(scaled_error(out, ref.y, ref), tolerance(w, n_tokens)) << describe(m, n_tokens);
   }
 }
 
-// Above 8 tokens (the tensor-core kernel's many-token staging up to 64, then
-// cuBLAS), with x's rows at an odd float offset: pairs load as two floats.
+TEST_P(CudaMatmulTypeTest, VectorPathTakesUnalignedX) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  check_unaligned_x(GetParam(), {1, 3}, 3, vector_tolerance);
+}
+
+// Above 8 tokens: the tensor-core kernel's many-token staging (up to 64),
+// then cuBLAS.
 TEST_P(CudaMatmulTypeTest, GemmPathTakesUnalignedX) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  std::mt19937 rng(4);
-  Stream stream;
-  CudaMatmul mm(stream.get());
-  const HostMatrix m = make_matrix(GetParam(), 33, 512, rng);
-  const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
-  for (int64_t n_tokens : {9, 40, 70}) {
-    const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * m.row_length), rng);
-    const std::vector<float> out = cuda_matmul(mm, w, x, n_tokens, /*x_offset=*/1);
-    const Reference ref = reference(m, x, n_tokens);
-    EXPECT_LT(scaled_error(out, ref.y, ref), gemm_tolerance(GetParam())) << describe(m, n_tokens);
-  }
+  check_unaligned_x(GetParam(), {9, 40, 70}, 4,
+                    [](const CudaWeightMatrix& w, int64_t) { return gemm_tolerance(w.type()); });
 }
 
 // A decode step's tokens must not change each other's bits: on the tensor
