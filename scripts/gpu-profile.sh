@@ -7,8 +7,11 @@
 # (8-token prompts, 8 tokens each: almost all of it decode steps of N rows).
 # Nsight Compute flushes the caches before each kernel by default, so small
 # kernels read long; CACHE_CONTROL=none keeps them warm, as in a real step.
+# PROMPT_TOKENS=N (batch 1 only) decodes after an N-token prompt instead of
+# 64, so that attention reads as many keys as in the benchmark's decode.
 # Build and carry as for scripts/gpu-bench.sh; then:
-#   scripts/device-unpack.sh && [CONCURRENCY=N] [CACHE_CONTROL=none] scripts/gpu-profile.sh OUT_DIR [SHAPE:TYPE...]
+#   scripts/device-unpack.sh && [CONCURRENCY=N | PROMPT_TOKENS=N] [CACHE_CONTROL=none] \
+#     scripts/gpu-profile.sh OUT_DIR [SHAPE:TYPE...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:?usage: gpu-profile.sh OUT_DIR [SHAPE:TYPE...]}
@@ -24,7 +27,7 @@ for spec in "${@:-1b:f16}"; do
     run=(--concurrency "$CONCURRENCY" --prompt-tokens 8 --gen-tokens 8)
   else  # skip the warm-up and the prefill; profile 4 decode steps' kernels
     range=(--launch-skip 1500 --launch-count 1200)
-    run=(--prompt-tokens 64 --gen-tokens 40)
+    run=(--prompt-tokens "${PROMPT_TOKENS:-64}" --gen-tokens 40)
   fi
   name=ncu-${spec/:/-}  # the device tool brings back plain names only
   ncu --clock-control none --cache-control "${CACHE_CONTROL:-all}" --csv \
