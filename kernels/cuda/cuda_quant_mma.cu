@@ -78,12 +78,10 @@ struct MmaConfig {
   static constexpr bool kSmallUnit = sizeof(typename Unit<kType>::Raw) <= 32;
   static constexpr int kUnroll = kTokenTiles == 1 && kSmallUnit ? 4 : 2;
   // Above 8 tokens the staged tile is zero where the mma reads past the real
-  // x (padding tokens, units up to the last slab's end), and a thread stages
-  // one x pair of kStageGroup tokens at once. Units of more than 32 bytes
-  // (Q5_K, Q6_K) test each B fragment instead and stage 2 tokens at once:
-  // their loads in flight leave no registers for more.
+  // x (padding tokens, units up to the last slab's end), so B fragments load
+  // without a test; units of more than 32 bytes (Q5_K, Q6_K) keep the test:
+  // their loads in flight leave no registers for untested ones.
   static constexpr bool kZerosStaged = kTokenTiles > 1 && kSmallUnit;
-  static constexpr int kStageGroup = kSmallUnit ? 8 : 2;
   // The staged x tile's budget, sized for 8 padded tokens (fewer real tokens
   // use less), and at most what sm_86/89/120 give a block (99 KB). A tile
   // then holds 4,000-5,400 elements of a row (by unit size): a row of 4,096
@@ -239,7 +237,8 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
 // Up to 8 tokens padding tokens are never staged (their B fragments are
 // zeros). Above, a tile holds few pairs a token (768 columns for 64 tokens:
 // 1.5 a thread), so a thread loads one pair of several tokens at once
-// (MmaConfig::kStageGroup; token by token, a tile of 64 tokens was 64 round
+// (8, or 2 for units of more than 32 bytes, whose weight loads in flight
+// leave fewer registers; token by token, a tile of 64 tokens was 64 round
 // trips to L2 in a row while every warp of the block waited), and the tile
 // is zero where the mma reads past the real x (MmaConfig::kZerosStaged).
 template <bool kPairsAligned>
@@ -268,7 +267,7 @@ template <WeightType kType, int kTokenTiles, bool kPairsAligned>
 __device__ void stage_x_many_tokens(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
   using C = MmaConfig<kType, kTokenTiles>;
   using P = PairUnit<kType>;
-  constexpr int kGroup = C::kStageGroup;
+  constexpr int kGroup = C::kSmallUnit ? 8 : 2;  // tokens whose pairs load at once
   const int token_words = C::kZerosStaged ? C::kFixedTokenWords : p.token_words;
   const int64_t stride = p.w.row_length;
   for (int i = static_cast<int>(threadIdx.x); i < n_units * P::kPairs; i += kThreads) {
