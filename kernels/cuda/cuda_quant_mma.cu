@@ -264,11 +264,11 @@ __device__ void stage_x_few_tokens(const MmaParams& p, int u0, int n_units, uint
 }
 
 template <WeightType kType, int kTokenTiles, bool kPairsAligned>
-__device__ void stage_x_many_tokens(const MmaParams& p, int u0, int n_units, uint32_t* tile) {
+__device__ void stage_x_many_tokens(const MmaParams& p, int u0, int n_units, int token_words,
+                                    uint32_t* tile) {
   using C = MmaConfig<kType, kTokenTiles>;
   using P = PairUnit<kType>;
   constexpr int kGroup = C::kSmallUnit ? 8 : 2;  // tokens whose pairs load at once
-  const int token_words = C::kZerosStaged ? C::kFixedTokenWords : p.token_words;
   const int64_t stride = p.w.row_length;
   for (int i = static_cast<int>(threadIdx.x); i < n_units * P::kPairs; i += kThreads) {
     const int u = i / P::kPairs, pair = i % P::kPairs;
@@ -511,9 +511,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_matmul_kernel(MmaParams p) {
         stage_x_few_tokens<kType, false>(p, u0, n_units, smem);
       }
     } else if (p.x_pairs_aligned) {
-      stage_x_many_tokens<kType, kTokenTiles, true>(p, u0, n_units, smem);
+      stage_x_many_tokens<kType, kTokenTiles, true>(p, u0, n_units, token_words, smem);
     } else {
-      stage_x_many_tokens<kType, kTokenTiles, false>(p, u0, n_units, smem);
+      stage_x_many_tokens<kType, kTokenTiles, false>(p, u0, n_units, token_words, smem);
     }
     __syncthreads();
     for (int s0 = split; s0 < n_slabs; s0 += C::kSplits * C::kUnroll) {  // the same for the warp
