@@ -286,6 +286,10 @@ int64_t CudaBackend::enqueue_step(std::span<const BatchSequence> batch) {
   STRATA_CHECK(flat.positions.back() < (int64_t{1} << 30), "position beyond the int32 kernels");
   resize_activations(n_rows, n_logit_rows);
   upload_step(flat);
+  if (decode_attention_scratch_.reserve(attention_batch_.n_seqs, c.n_heads, c.n_kv_heads,
+                                        c.head_dim, stream_)) {
+    ++buffers_generation_;
+  }
 
   const bool decode = is_decode_step(flat);
   if (decode) {
@@ -365,11 +369,13 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   if (cuda_attention_is_decode_only(arena_view_, attention_batch_, c.n_heads)) {
     cuda_finish_qkv_and_decode_attention(arena_view_, attention_batch_, layer_index, finish, scale,
-                                         act_.attn.as<float>(), stream_);
+                                         act_.attn.as<float>(), decode_attention_scratch_,
+                                         stream_);
   } else {
     cuda_finish_qkv(finish.in, finish.finish, finish.q, finish.k, finish.v, stream_);
     cuda_attention(arena_view_, attention_batch_, layer_index, c.n_heads, scale, finish.q,
-                   act_.attn.as<float>(), attention_workspace_, stream_);
+                   act_.attn.as<float>(), attention_workspace_, decode_attention_scratch_,
+                   stream_);
   }
   matmul_.run(w.wo, act_.attn.as<float>(), n_rows, act_.proj.as<float>());
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), w.ffn_norm.as<float>(),

@@ -96,6 +96,7 @@ class CudaBackend final : public Backend {
   CudaKvArena arena_view_;
   CudaMatmul matmul_;
   DeviceBuffer attention_workspace_;
+  CudaDecodeScratch decode_attention_scratch_;
 
   // Activations of one step (rows = the step's new tokens), grown as needed.
   struct Activations {

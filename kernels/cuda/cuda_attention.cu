@@ -938,7 +938,8 @@ size_t cuda_attention_max_workspace_bytes(int64_t n_rows, int64_t n_heads, int64
 
 void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
                     int64_t n_heads, float scale, const float* q, float* out,
-                    DeviceBuffer& workspace, cudaStream_t stream) {
+                    DeviceBuffer& workspace, CudaDecodeScratch& decode_scratch,
+                    cudaStream_t stream) {
   check_arena(arena, layer);
   check_batch(batch);
   STRATA_CHECK(n_heads > 0 && n_heads % arena.n_kv_heads == 0, "n_heads ", n_heads,
@@ -956,7 +957,7 @@ void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, i
   const bool decode_kernel = cuda_decode_attention_fits(arena, n_heads);
   const bool decode_only = cuda_attention_is_decode_only(arena, batch, n_heads);
   if (decode_kernel && (batch.n_seqs > 1 || decode_only)) {
-    cuda_decode_attention(arena, batch, layer, n_heads, scale, q, out, stream);
+    cuda_decode_attention(arena, batch, layer, n_heads, scale, q, out, decode_scratch, stream);
     if (decode_only) return;
   }
 

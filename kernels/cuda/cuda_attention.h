@@ -22,6 +22,8 @@
 
 namespace strata {
 
+class CudaDecodeScratch;  // cuda_decode_attention.h
+
 // Where the KV blocks live and how one block is laid out.
 struct CudaKvArena {
   std::byte* base = nullptr;  // slot b starts at base + b * slot_bytes
@@ -67,11 +69,14 @@ void cuda_write_kv(const CudaKvArena& arena, const CudaAttentionBatch& batch, in
 // for every row and query head h < n_heads (GQA: kv head h / (n_heads /
 // n_kv_heads)). q and out: f32 [n_rows][n_heads * head_dim]. The rows' own
 // K/V must already be written (cuda_write_kv, or cuda_finish_qkv's
-// kv_out). `workspace` holds split-K partial results; it is grown as needed
-// (not while the stream uses it).
+// kv_out). `workspace` holds the tile kernels' split-K partial results; it
+// is grown as needed (not while the stream uses it). `decode_scratch` is the
+// decode kernel's (cuda_decode_attention), reserved by the caller for the
+// batch's sequences.
 void cuda_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
                     int64_t n_heads, float scale, const float* q, float* out,
-                    DeviceBuffer& workspace, cudaStream_t stream);
+                    DeviceBuffer& workspace, CudaDecodeScratch& decode_scratch,
+                    cudaStream_t stream);
 
 // The most workspace cuda_attention takes for a batch of n_rows rows, at any
 // number of keys: reserved up front, a step can be captured in a CUDA graph

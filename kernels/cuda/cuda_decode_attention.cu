@@ -1,28 +1,29 @@
 // cuda_decode_attention (cuda_decode_attention.h).
 //
-// Block (sequence, kv head) of kThreads threads; a block whose sequence is
-// not the decode kernel's leaves once the kernels before have finished.
-// Shared memory, in floats:
-//   stage:  the group's queries times the scale ([group padded to
-//           kQueriesAtOnce][d], zeros past the group), later the V slices'
-//           partial sums ([n_slices][kQueriesAtOnce][d]);
-//   scores: [group][max_keys], overwritten by their exponentials;
-//   inv_sums: [kDecodeAttentionMaxGroup].
-// Phases, a barrier between each:
-// 1. scores: a thread per key reads the key's row (16 bytes at a time) once
-//    per kQueriesAtOnce queries;
-// 2. softmax: a warp per query finds the max, exponentiates, sums;
-// 3. values: thread (slice, quad) sums e[h][key] * V[key][quad .. quad + 3]
+// Block (sequence, kv head, split) of kThreads threads takes keys
+// [split * kSplitKeys, + kSplitKeys) of its sequence; a block whose sequence
+// is not the decode kernel's, or has fewer splits, leaves once the kernels
+// before have finished. Phases, a barrier between each:
+// 0. queries: the group's queries times the scale into shared memory (zeros
+//    past the group, to a multiple of kQueriesAtOnce). With Q/K/V finishing
+//    (cuda_finish_qkv_and_decode_attention) every block finishes its Q heads
+//    there itself (finish_qkv_head_into, as finish_qkv_kernel does), and the
+//    block of the last split, which holds the new row, also its K and V
+//    head, storing them in the arena where phases 1 and 3 read them back, and
+//    the finished q in its compact place. K and V are read with plain loads,
+//    not __ldg: the read-only path may not see this kernel's own writes.
+// 1. scores: kKeyParts threads a key, each dotting the queries with 16-byte
+//    chunks part, part + kKeyParts, ... of the key's row (all of them in
+//    flight at head_dim 128), added across the key's threads in a fixed order;
+// 2. softmax: a warp a query finds the split's max, exponentiates, sums;
+// 3. values: thread (slice, octet) sums e[h][key] * V[key][8 octet .. + 7]
 //    over keys slice, slice + n_slices, ... for kQueriesAtOnce queries at a
-//    time, so every key's V row is read once per group of queries and each
-//    thread's chain is keys / n_slices long; the slices' sums are then added
-//    in slice order. Every order is fixed by the sequence alone.
-// With Q/K/V finishing (cuda_finish_qkv_and_decode_attention), a phase 0
-// before them: warps 0 .. group + 1 finish the block's Q heads, its K head
-// and its V head (finish_qkv_head, as finish_qkv_kernel does), storing K and
-// V in the arena, where phases 1 and 3 read them back. K and V are read with
-// plain loads, not __ldg: the read-only path may not see this kernel's own
-// writes.
+//    time, so every V row is read once per group of queries; the slices'
+//    sums are then added in slice order.
+// One split writes out; with more, each writes its max, sum and unnormalised
+// values to the scratch, and the last block of the (sequence, kv head) to
+// count itself done adds them in split order and sets the counter back to
+// zero. Every order is fixed by the sequence alone.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -38,34 +39,49 @@
 namespace strata {
 namespace {
 
-constexpr int kWarps = 32;
+constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
+constexpr int kSplitKeys = static_cast<int>(kDecodeAttentionSplitKeys);
+constexpr int kMaxSplits = static_cast<int>(kDecodeAttentionMaxSplits);
+constexpr int kKeyParts = kThreads / kSplitKeys;  // threads a key in phase 1
 constexpr int kQueriesAtOnce = 4;
-// The stage holds the padded queries or the slices' sums, whichever is more:
-// n_slices * d <= 4 * kThreads, so the sums take at most this.
-constexpr int kStageFloats = kQueriesAtOnce * 4 * kThreads;
-static_assert(kDecodeAttentionMaxGroup * kDecodeAttentionMaxHeadDim <= kStageFloats);
-static_assert(kDecodeAttentionMaxGroup + 2 <= kWarps);  // phase 0: a warp a head
+constexpr int kMaxGroup = static_cast<int>(kDecodeAttentionMaxGroup);
+constexpr int kMaxHeadDim = static_cast<int>(kDecodeAttentionMaxHeadDim);
+constexpr int kQueryFloats = kMaxGroup * kMaxHeadDim;  // kMaxGroup: a multiple of kQueriesAtOnce
+// Phase 3's slice sums: n_slices * head_dim = (kThreads / octets) * 8 * octets <= 8 * kThreads.
+constexpr int kSliceSumFloats = kQueriesAtOnce * 8 * kThreads;
+static_assert(kThreads % kSplitKeys == 0 && kMaxGroup % kQueriesAtOnce == 0);
+static_assert(kMaxSplits <= 32);  // the merge's weights: a lane a split
 
 struct DecodeParams {
   KvSlots kv;  // the layer's K/V blocks and the step's block tables (cuda_kv_slots)
   int n_heads = 0;
+  int n_kv_heads = 0;
   int group = 0;
   int head_dim = 0;
-  int max_keys = 0;  // the scores' row stride: the most keys a taken sequence has
   float scale = 0.0f;
   const float* q = nullptr;  // [n_rows][n_heads][head_dim]
   float* out = nullptr;
-  // Phase 0, when `finishing`: finish_qkv_head over qkv's raw projections,
-  // writing its q (where q above points), k and v and the arena.
+  // [n_seqs][n_kv_heads][kMaxSplits] partials of group * (head_dim + 2)
+  // floats: values [group][head_dim], maxes [group], sums [group].
+  float* partials = nullptr;
+  int32_t* counters = nullptr;  // [n_seqs][n_kv_heads]
+  // Phase 0, when `finishing`: finish_qkv_head_into over qkv's raw
+  // projections, writing q (where q above points), k, v and the arena.
   bool finishing = false;
   bool neox = false;
   DecodeQkvFinish qkv;
 };
 
-int64_t smem_bytes(int64_t group, int64_t max_keys) {
-  return (kStageFloats + group * max_keys + kDecodeAttentionMaxGroup) * int64_t{sizeof(float)};
-}
+struct SharedMemory {
+  float queries[kQueryFloats];                   // [padded group][head_dim], times the scale
+  float scores[kMaxGroup * kSplitKeys];          // [group][kSplitKeys], then their exponentials
+  float slice_sums[kSliceSumFloats];             // [n_slices][kQueriesAtOnce][head_dim]
+  float maxes[kMaxGroup], sums[kMaxGroup];       // the split's, per query
+  float weights[kMaxGroup][kMaxSplits];          // the merge's: exp(split max - max)
+  float inv_totals[kMaxGroup];                   // the merge's: 1 / sum over the splits
+  bool merges;                                   // this block adds the splits
+};
 
 // Row `key` of K (value: false) or V of kv head `kv_head`: head_dim elements.
 template <typename T>
@@ -94,16 +110,6 @@ __device__ __forceinline__ void load8(const float* at, float4& lo, float4& hi) {
   hi = *reinterpret_cast<const float4*>(at + 4);
 }
 
-// 4 elements from `at` (8-byte aligned f16, 16-byte aligned f32).
-__device__ __forceinline__ float4 load4(const __half* at) {
-  const uint2 raw = *reinterpret_cast<const uint2*>(at);
-  const float2 lo = widen(raw.x), hi = widen(raw.y);
-  return make_float4(lo.x, lo.y, hi.x, hi.y);
-}
-__device__ __forceinline__ float4 load4(const float* at) {
-  return *reinterpret_cast<const float4*>(at);
-}
-
 __device__ __forceinline__ float dot4(float4 a, float4 b, float sum) {
   return fmaf(a.w, b.w, fmaf(a.z, b.z, fmaf(a.y, b.y, fmaf(a.x, b.x, sum))));
 }
@@ -112,141 +118,238 @@ __device__ __forceinline__ float4 axpy4(float w, float4 x, float4 acc) {
                      fmaf(w, x.w, acc.w));
 }
 
-// Phase 1: scores[h][key] = queries[h] . K[key] for the sequence's keys.
-template <typename T>
-__device__ void score_keys(const DecodeParams& p, const int32_t* blocks, int kv_head, int n_keys,
-                           const float* queries, float* scores) {
+// The block's place: which keys of which sequence and kv head.
+struct Split {
+  int seq, kv_head, split;
+  int first_row;     // the sequence's one new row
+  int n_splits;      // the sequence's
+  int first_key;     // split * kSplitKeys
+  int n_keys;        // this split's
+  const int32_t* blocks;  // the sequence's block table
+  int64_t first_query;    // the row's first query head of this kv head, counting all rows' heads
+};
+
+// Phase 0: the group's queries times the scale into s.queries, zeros past
+// the group; with finishing, the block's Q heads finished there first (and
+// by the last split, its K and V heads and the compact q as well).
+__device__ void stage_queries(const DecodeParams& p, const Split& at, SharedMemory& s) {
+  const int warp = static_cast<int>(threadIdx.x / 32);
   const int d = p.head_dim;
-  for (int key = static_cast<int>(threadIdx.x); key < n_keys; key += kThreads) {
-    const T* k = key_row<T>(p, blocks, kv_head, key, false);
-    for (int h0 = 0; h0 < p.group; h0 += kQueriesAtOnce) {
-      float s[kQueriesAtOnce] = {};
+  const bool holds_new_row = at.split == at.n_splits - 1;
+  const float* q = p.q + at.first_query * d;
+  if (p.finishing) {
+    const int n_finished = p.group + (holds_new_row ? 2 : 0);  // Q heads, then K and V
+    for (int i = warp; i < n_finished; i += kWarps) {
+      if (i < p.group) {
+        finish_qkv_head_into(p.qkv.in, p.qkv.finish, p.neox, at.first_row,
+                             int64_t{at.kv_head} * p.group + i, s.queries + i * d);
+      } else {
+        const int64_t kv = p.n_heads + int64_t{i - p.group} * p.n_kv_heads + at.kv_head;
+        finish_qkv_head(p.qkv.in, p.qkv.finish, p.neox, at.first_row, kv, p.qkv.q, p.qkv.k,
+                        p.qkv.v);
+      }
+    }
+    __syncthreads();  // the finished queries, and the new row's K/V for every thread
+  }
+  const int padded = (p.group + kQueriesAtOnce - 1) / kQueriesAtOnce * kQueriesAtOnce;
+  for (int i = static_cast<int>(threadIdx.x); i < padded * d; i += kThreads) {
+    float x = 0.0f;
+    if (i < p.group * d) {
+      x = p.finishing ? s.queries[i] : q[i];
+      if (p.finishing && holds_new_row) p.qkv.q[at.first_query * d + i] = x;
+    }
+    s.queries[i] = x * p.scale;
+  }
+}
+
+// Phase 1: s.scores[h][key] = queries[h] . K[first_key + key] for the
+// split's keys; the key's kKeyParts threads sit side by side in a warp.
+template <typename T>
+__device__ void score_keys(const DecodeParams& p, const Split& at, SharedMemory& s) {
+  const int d = p.head_dim;
+  const int key = static_cast<int>(threadIdx.x) / kKeyParts;
+  const int part = static_cast<int>(threadIdx.x) % kKeyParts;
+  const bool real = key < at.n_keys;
+  const T* k = key_row<T>(p, at.blocks, at.kv_head, at.first_key + (real ? key : 0), false);
+  for (int h0 = 0; h0 < p.group; h0 += kQueriesAtOnce) {
+    float dot[kQueriesAtOnce] = {};
+    if (real) {
 #pragma unroll 4
-      for (int c = 0; c < d; c += 8) {
+      for (int c = 8 * part; c < d; c += 8 * kKeyParts) {
         float4 lo, hi;
         load8(k + c, lo, hi);
 #pragma unroll
         for (int h = 0; h < kQueriesAtOnce; ++h) {
-          // Every lane reads the same address: a broadcast.
-          const float4* q = reinterpret_cast<const float4*>(queries + (h0 + h) * d + c);
-          s[h] = dot4(q[1], hi, dot4(q[0], lo, s[h]));
+          const float4* q = reinterpret_cast<const float4*>(s.queries + (h0 + h) * d + c);
+          dot[h] = dot4(q[1], hi, dot4(q[0], lo, dot[h]));
         }
       }
+    }
 #pragma unroll
-      for (int h = 0; h < kQueriesAtOnce; ++h) {
-        if (h0 + h < p.group) scores[(h0 + h) * p.max_keys + key] = s[h];
-      }
+    for (int h = 0; h < kQueriesAtOnce; ++h) {  // the key's parts: (0 + 1) + (2 + 3)
+      dot[h] += __shfl_xor_sync(0xffffffffu, dot[h], 1);
+      dot[h] += __shfl_xor_sync(0xffffffffu, dot[h], 2);
+      if (real && part == 0 && h0 + h < p.group) s.scores[(h0 + h) * kSplitKeys + key] = dot[h];
     }
   }
 }
 
-// Phase 2: each query's scores become exp(score - max); inv_sums[h] = 1 / their sum.
-__device__ void softmax_rows(const DecodeParams& p, int n_keys, float* scores, float* inv_sums) {
+// Phase 2: each query's scores become exp(score - max) over the split;
+// s.maxes and s.sums get the max and the exponentials' sum.
+__device__ void softmax_split(const DecodeParams& p, const Split& at, SharedMemory& s) {
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  static_assert(kSplitKeys % 32 == 0);
   for (int h = warp; h < p.group; h += kWarps) {
-    float* s = scores + h * p.max_keys;
+    float* scores = s.scores + h * kSplitKeys;
     float m = -INFINITY;
-    for (int key = lane; key < n_keys; key += 32) m = fmaxf(m, s[key]);
+    for (int key = lane; key < at.n_keys; key += 32) m = fmaxf(m, scores[key]);
     m = warp_max(m);
     float sum = 0.0f;
-    for (int key = lane; key < n_keys; key += 32) {
-      const float e = expf(s[key] - m);
-      s[key] = e;
+    for (int key = lane; key < at.n_keys; key += 32) {
+      const float e = expf(scores[key] - m);
+      scores[key] = e;
       sum += e;
     }
     sum = warp_sum(sum);
-    if (lane == 0) inv_sums[h] = 1.0f / sum;
+    if (lane == 0) {
+      s.maxes[h] = m;
+      s.sums[h] = sum;
+    }
   }
 }
 
-// Phase 3: out[h][c] = sum_key e[h][key] V[key][c] * inv_sums[h], for
-// kQueriesAtOnce queries at a time (`sums` is the stage).
-template <typename T>
-__device__ void weigh_values(const DecodeParams& p, const int32_t* blocks, int kv_head, int n_keys,
-                             const float* exps, const float* inv_sums, float* sums, float* out) {
-  const int d = p.head_dim, quads = d / 4, n_slices = kThreads / quads;
-  const int slice = static_cast<int>(threadIdx.x) / quads;
-  const int c = (static_cast<int>(threadIdx.x) % quads) * 4;
+// Phase 3, then where the split's result goes: emit(h, c, value) for every
+// query h of the group and element c, value = sum_key e[h][key] V[key][c].
+template <typename T, typename Emit>
+__device__ void weigh_values(const DecodeParams& p, const Split& at, SharedMemory& s, Emit emit) {
+  const int d = p.head_dim, octets = d / 8, n_slices = kThreads / octets;
+  const int slice = static_cast<int>(threadIdx.x) / octets;
+  const int c = (static_cast<int>(threadIdx.x) % octets) * 8;
   for (int h0 = 0; h0 < p.group; h0 += kQueriesAtOnce) {
     const int n_h = min(kQueriesAtOnce, p.group - h0);
     if (slice < n_slices) {
-      float4 acc[kQueriesAtOnce] = {};
+      float4 lo[kQueriesAtOnce] = {}, hi[kQueriesAtOnce] = {};
 #pragma unroll 4
-      for (int key = slice; key < n_keys; key += n_slices) {
-        const float4 x = load4(key_row<T>(p, blocks, kv_head, key, true) + c);
+      for (int key = slice; key < at.n_keys; key += n_slices) {
+        float4 v_lo, v_hi;
+        load8(key_row<T>(p, at.blocks, at.kv_head, at.first_key + key, true) + c, v_lo, v_hi);
 #pragma unroll
         for (int h = 0; h < kQueriesAtOnce; ++h) {
-          const float w = h < n_h ? exps[(h0 + h) * p.max_keys + key] : 0.0f;
-          acc[h] = axpy4(w, x, acc[h]);
+          const float w = h < n_h ? s.scores[(h0 + h) * kSplitKeys + key] : 0.0f;
+          lo[h] = axpy4(w, v_lo, lo[h]);
+          hi[h] = axpy4(w, v_hi, hi[h]);
         }
       }
 #pragma unroll
       for (int h = 0; h < kQueriesAtOnce; ++h) {
-        *reinterpret_cast<float4*>(sums + (slice * kQueriesAtOnce + h) * d + c) = acc[h];
+        float4* sums = reinterpret_cast<float4*>(s.slice_sums + (slice * kQueriesAtOnce + h) * d + c);
+        sums[0] = lo[h];
+        sums[1] = hi[h];
       }
     }
     __syncthreads();
     for (int o = static_cast<int>(threadIdx.x); o < n_h * d; o += kThreads) {
       const int h = o / d, e = o % d;
       float total = 0.0f;
-      for (int s = 0; s < n_slices; ++s) total += sums[(s * kQueriesAtOnce + h) * d + e];
-      out[(h0 + h) * d + e] = total * inv_sums[h0 + h];
+      for (int i = 0; i < n_slices; ++i) total += s.slice_sums[(i * kQueriesAtOnce + h) * d + e];
+      emit(h0 + h, e, total);
     }
     __syncthreads();  // the next queries' sums overwrite these
   }
 }
 
-// Phase 0: warp i < group finishes query head kv_head * group + i of the
-// row, warp group its K head, warp group + 1 its V head.
-__device__ void finish_own_heads(const DecodeParams& p, int row, int kv_head) {
-  const int warp = static_cast<int>(threadIdx.x / 32);
-  int64_t head;
-  if (warp < p.group) {
-    head = int64_t{kv_head} * p.group + warp;
-  } else if (warp == p.group) {
-    head = p.n_heads + kv_head;
-  } else if (warp == p.group + 1) {
-    head = p.n_heads + p.qkv.finish.n_kv_heads + kv_head;
-  } else {
-    return;
+// After every split of the (sequence, kv head) has written its partial:
+// out[h][c] = sum over splits of exp(max_s - max) * values_s[h][c], divided
+// by the same sum of sums_s, added in split order. Partials are read through
+// L2 (__ldcg): other blocks wrote them.
+__device__ void merge_splits(const DecodeParams& p, const Split& at, const float* partials,
+                             SharedMemory& s) {
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int d = p.head_dim;
+  const int64_t partial_floats = int64_t{p.group} * (d + 2);
+  for (int h = warp; h < p.group; h += kWarps) {
+    const float* split = partials + lane * partial_floats;
+    const bool real = lane < at.n_splits;
+    const float m_split = real ? __ldcg(split + p.group * d + h) : -INFINITY;
+    const float sum_split = real ? __ldcg(split + p.group * d + p.group + h) : 0.0f;
+    const float m = warp_max(m_split);
+    const float w = real ? expf(m_split - m) : 0.0f;
+    const float total = warp_sum(sum_split * w);
+    if (lane < kMaxSplits) s.weights[h][lane] = w;
+    if (lane == 0) s.inv_totals[h] = 1.0f / total;
   }
-  finish_qkv_head(p.qkv.in, p.qkv.finish, p.neox, row, head, p.qkv.q, p.qkv.k, p.qkv.v);
+  __syncthreads();
+  float* out = p.out + at.first_query * d;
+  for (int o = static_cast<int>(threadIdx.x); o < p.group * d; o += kThreads) {
+    const int h = o / d;
+    float value = 0.0f;
+    for (int i = 0; i < at.n_splits; ++i) {
+      value = fmaf(s.weights[h][i], __ldcg(partials + i * partial_floats + o), value);
+    }
+    out[o] = value * s.inv_totals[h];
+  }
+}
+
+// With more than one split: the split's partial into the scratch, then
+// whether this block is the last of its (sequence, kv head) to finish.
+__device__ bool publish_split(const DecodeParams& p, const Split& at, float* partial,
+                              SharedMemory& s) {
+  const int d = p.head_dim;
+  if (static_cast<int>(threadIdx.x) < p.group) {
+    partial[p.group * d + threadIdx.x] = s.maxes[threadIdx.x];
+    partial[p.group * d + p.group + threadIdx.x] = s.sums[threadIdx.x];
+  }
+  __threadfence();  // the partial, before the count that announces it
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int32_t* counter = p.counters + int64_t{at.seq} * p.n_kv_heads + at.kv_head;
+    s.merges = atomicAdd(counter, 1) == at.n_splits - 1;
+    if (s.merges) *counter = 0;  // for the next launch: every split has counted
+  }
+  __syncthreads();
+  if (s.merges) __threadfence();  // the other splits' partials, after their count
+  return s.merges;
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const DecodeParams p) {
-  extern __shared__ __align__(16) float smem[];
+  __shared__ SharedMemory s;
   let_next_kernel_start();
-  const int seq = static_cast<int>(blockIdx.x), kv_head = static_cast<int>(blockIdx.y);
+  Split at;
+  at.seq = static_cast<int>(blockIdx.x);
+  at.kv_head = static_cast<int>(blockIdx.y);
+  at.split = static_cast<int>(blockIdx.z);
   // The step's metadata (copied in before its first kernel), while the
   // kernel before finishes.
-  const int first_row = p.kv.seq_first_row[seq];
-  const int n_rows = p.kv.seq_first_row[seq + 1] - first_row;
-  const int n_keys = p.kv.seq_n_past[seq] + n_rows;
-  const int32_t* blocks = p.kv.block_ids + p.kv.seq_block_start[seq];
+  at.first_row = p.kv.seq_first_row[at.seq];
+  const int n_rows = p.kv.seq_first_row[at.seq + 1] - at.first_row;
+  const int n_keys = p.kv.seq_n_past[at.seq] + n_rows;
+  at.n_splits = (n_keys + kSplitKeys - 1) / kSplitKeys;
+  at.first_key = at.split * kSplitKeys;
+  at.n_keys = min(kSplitKeys, n_keys - at.first_key);
+  at.blocks = p.kv.block_ids + p.kv.seq_block_start[at.seq];
+  at.first_query = int64_t{at.first_row} * p.n_heads + int64_t{at.kv_head} * p.group;
   wait_for_prior_kernels();  // q and the row's own K/V are earlier kernels'
-  if (!decode_attention_takes_sequence(n_rows, n_keys)) return;  // the tile kernels' sequence
-  if (p.finishing) {
-    finish_own_heads(p, first_row, kv_head);
-    __syncthreads();  // the finished q and the row's K/V, for every thread of the block
-  }
+  if (!decode_attention_takes_sequence(n_rows, n_keys) || at.split >= at.n_splits) return;
 
+  stage_queries(p, at, s);
+  __syncthreads();
+  score_keys<T>(p, at, s);
+  __syncthreads();
+  softmax_split(p, at, s);
+  __syncthreads();
   const int d = p.head_dim;
-  float* stage = smem;
-  float* scores = smem + kStageFloats;
-  float* inv_sums = scores + p.group * p.max_keys;
-  const int64_t first_query = int64_t{first_row} * p.n_heads + int64_t{kv_head} * p.group;
-  const float* q = p.q + first_query * d;
-  const int padded = (p.group + kQueriesAtOnce - 1) / kQueriesAtOnce * kQueriesAtOnce;
-  for (int i = static_cast<int>(threadIdx.x); i < padded * d; i += kThreads) {
-    stage[i] = i < p.group * d ? q[i] * p.scale : 0.0f;
+  if (at.n_splits == 1) {
+    float* out = p.out + at.first_query * d;
+    weigh_values<T>(p, at, s, [&](int h, int c, float v) { out[h * d + c] = v / s.sums[h]; });
+    return;
   }
-  __syncthreads();
-  score_keys<T>(p, blocks, kv_head, n_keys, stage, scores);
-  __syncthreads();
-  softmax_rows(p, n_keys, scores, inv_sums);
-  __syncthreads();
-  weigh_values<T>(p, blocks, kv_head, n_keys, scores, inv_sums, stage, p.out + first_query * d);
+  const int64_t partial_floats = int64_t{p.group} * (d + 2);
+  float* partials =
+      p.partials + (int64_t{at.seq} * p.n_kv_heads + at.kv_head) * kMaxSplits * partial_floats;
+  float* partial = partials + at.split * partial_floats;
+  weigh_values<T>(p, at, s, [&](int h, int c, float v) { partial[h * d + c] = v; });
+  if (publish_split(p, at, partial, s)) merge_splits(p, at, partials, s);
 }
 
 }  // namespace
@@ -270,34 +373,65 @@ bool cuda_attention_is_decode_only(const CudaKvArena& arena, const CudaAttention
 
 namespace {
 
+int64_t partials_size(int64_t n_seqs, int64_t n_heads, int64_t head_dim) {
+  return n_seqs * n_heads * kMaxSplits * (head_dim + 2) * int64_t{sizeof(float)};
+}
+
+int64_t counters_size(int64_t n_seqs, int64_t n_kv_heads) {
+  return n_seqs * n_kv_heads * int64_t{sizeof(int32_t)};
+}
+
+}  // namespace
+
+bool CudaDecodeScratch::fits(int64_t n_seqs, int64_t n_heads, int64_t n_kv_heads,
+                             int64_t head_dim) const {
+  return partials_size(n_seqs, n_heads, head_dim) <= static_cast<int64_t>(partials_.bytes()) &&
+         counters_size(n_seqs, n_kv_heads) <= static_cast<int64_t>(counters_.bytes());
+}
+
+bool CudaDecodeScratch::reserve(int64_t n_seqs, int64_t n_heads, int64_t n_kv_heads,
+                                int64_t head_dim, cudaStream_t stream) {
+  if (fits(n_seqs, n_heads, n_kv_heads, head_dim)) return false;
+  partials_.reserve(static_cast<size_t>(partials_size(n_seqs, n_heads, head_dim)));
+  const auto counters = static_cast<size_t>(counters_size(n_seqs, n_kv_heads));
+  if (counters > counters_.bytes()) {
+    counters_.reserve(counters);
+    STRATA_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, counters_.bytes(), stream));
+  }
+  return true;
+}
+
+namespace {
+
 // The launch, p's finishing fields already set (or not).
 void launch_decode(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
-                   int64_t n_heads, DecodeParams p, cudaStream_t stream) {
+                   int64_t n_heads, CudaDecodeScratch& scratch, DecodeParams p,
+                   cudaStream_t stream) {
   STRATA_CHECK(cuda_decode_attention_fits(arena, n_heads), "head_dim ", arena.head_dim,
                " and GQA group ", n_heads / std::max<int64_t>(arena.n_kv_heads, 1),
                " are not the decode kernel's");
   p.kv = cuda_kv_slots(arena, batch, layer);  // checks both
   STRATA_CHECK(batch.n_seqs <= INT32_MAX, batch.n_seqs, " sequences");
+  STRATA_CHECK(scratch.fits(batch.n_seqs, n_heads, arena.n_kv_heads, arena.head_dim),
+               "the decode attention scratch has no room for ", batch.n_seqs,
+               " sequences: reserve it first");
   if (batch.n_rows == 0) return;
-  const int group = static_cast<int>(n_heads / arena.n_kv_heads);
-  const int64_t max_keys = std::min(batch.max_seq_keys, kDecodeAttentionMaxKeys);
   p.n_heads = static_cast<int>(n_heads);
-  p.group = group;
+  p.n_kv_heads = static_cast<int>(arena.n_kv_heads);
+  p.group = static_cast<int>(n_heads / arena.n_kv_heads);
   p.head_dim = static_cast<int>(arena.head_dim);
-  p.max_keys = static_cast<int>(max_keys);
-  const int64_t bytes = smem_bytes(group, max_keys);
-  const dim3 grid(static_cast<unsigned>(batch.n_seqs), static_cast<unsigned>(arena.n_kv_heads));
-  const auto launch = [&](auto kernel) {
-    if (bytes > (48 << 10)) {
-      STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(bytes)));
-    }
-    launch_dependent(kernel, grid, dim3(kThreads), static_cast<size_t>(bytes), stream, p);
-  };
+  p.partials = scratch.partials();
+  p.counters = scratch.counters();
+  // Splits enough for the sequence with the most keys the kernel takes;
+  // each block finds its own sequence's count.
+  const int64_t max_keys = std::min(batch.max_seq_keys, kDecodeAttentionMaxKeys);
+  const int64_t n_splits = std::max<int64_t>(1, (max_keys + kSplitKeys - 1) / kSplitKeys);
+  const dim3 grid(static_cast<unsigned>(batch.n_seqs), static_cast<unsigned>(arena.n_kv_heads),
+                  static_cast<unsigned>(n_splits));
   if (arena.dtype == WeightType::kF16) {
-    launch(decode_attention_kernel<__half>);
+    launch_dependent(decode_attention_kernel<__half>, grid, dim3(kThreads), 0, stream, p);
   } else {
-    launch(decode_attention_kernel<float>);
+    launch_dependent(decode_attention_kernel<float>, grid, dim3(kThreads), 0, stream, p);
   }
 }
 
@@ -305,14 +439,15 @@ void launch_decode(const CudaKvArena& arena, const CudaAttentionBatch& batch, in
 
 void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch, int64_t layer,
                            int64_t n_heads, float scale, const float* q, float* out,
-                           cudaStream_t stream) {
-  launch_decode(arena, batch, layer, n_heads, {.scale = scale, .q = q, .out = out}, stream);
+                           CudaDecodeScratch& scratch, cudaStream_t stream) {
+  launch_decode(arena, batch, layer, n_heads, scratch,
+                {.scale = scale, .q = q, .out = out}, stream);
 }
 
 void cuda_finish_qkv_and_decode_attention(const CudaKvArena& arena,
                                           const CudaAttentionBatch& batch, int64_t layer,
                                           const DecodeQkvFinish& finish, float scale, float* out,
-                                          cudaStream_t stream) {
+                                          CudaDecodeScratch& scratch, cudaStream_t stream) {
   const QkvFinish& f = finish.finish;
   STRATA_CHECK(cuda_attention_is_decode_only(arena, batch, f.n_heads),
                "a step with prefill rows or long sequences is not the decode kernel's alone");
@@ -320,7 +455,7 @@ void cuda_finish_qkv_and_decode_attention(const CudaKvArena& arena,
                    f.head_dim == arena.head_dim &&
                    f.kv_out.kv == cuda_kv_slots(arena, batch, layer).kv,
                "Q/K/V finishing must match the arena and write K and V into its layer");
-  launch_decode(arena, batch, layer, f.n_heads,
+  launch_decode(arena, batch, layer, f.n_heads, scratch,
                 {.scale = scale,
                  .q = finish.q,
                  .out = out,

@@ -8,11 +8,15 @@
 // keys) and the model (cuda_decode_attention_fits), never on the rest of the
 // batch: a sequence's result has the same bits alone and batched.
 //
-// One block per (sequence, kv head) does the whole softmax of its GQA group
-// in f32, with every step spread over the block's threads: each key's
-// scores from one thread, each query's max and sum from one warp, and the
-// weighted sum of V from slices of the keys whose partial sums meet in
-// shared memory in a fixed order.
+// A sequence's keys are cut into splits of kDecodeAttentionSplitKeys (the
+// count set by its own keys), one block per (sequence, kv head, split), as
+// flash-decoding does: each block does the softmax of its GQA group over its
+// keys in f32, every step spread over its threads (4 threads a key for the
+// scores, a warp a query for the max and sum, slices of the keys for the
+// weighted sum of V, whose sums meet in shared memory in a fixed order).
+// With more than one split, each writes its (max, sum, unnormalised values)
+// to the scratch, and the last of them to finish adds all of them in split
+// order; so the result does not depend on which block finishes last.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,10 +25,14 @@
 
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/device_buffer.h"
 
 namespace strata {
 
 inline constexpr int64_t kDecodeAttentionMaxKeys = 1024;
+inline constexpr int64_t kDecodeAttentionSplitKeys = 64;
+inline constexpr int64_t kDecodeAttentionMaxSplits =
+    kDecodeAttentionMaxKeys / kDecodeAttentionSplitKeys;
 inline constexpr int64_t kDecodeAttentionMaxGroup = 8;
 inline constexpr int64_t kDecodeAttentionMaxHeadDim = 256;
 
@@ -39,13 +47,36 @@ constexpr bool decode_attention_takes_sequence(int64_t rows, int64_t keys) {
 // blocks, a GQA group of at most kDecodeAttentionMaxGroup.
 bool cuda_decode_attention_fits(const CudaKvArena& arena, int64_t n_heads);
 
+// What the splits of a sequence's keys share: each split's partial result,
+// and a counter per (sequence, kv head) of the splits done, which the block
+// that adds them sets back to zero (so the counters are zero between
+// launches, and a captured graph can replay).
+class CudaDecodeScratch {
+ public:
+  // Room for steps of up to n_seqs sequences of this shape; the counters
+  // are zeroed on `stream` when it grows. Call only when no stream uses it.
+  // Returns whether it grew (its device addresses changed).
+  bool reserve(int64_t n_seqs, int64_t n_heads, int64_t n_kv_heads, int64_t head_dim,
+               cudaStream_t stream);
+  // Whether it has room for n_seqs sequences of this shape.
+  bool fits(int64_t n_seqs, int64_t n_heads, int64_t n_kv_heads, int64_t head_dim) const;
+  float* partials() const { return partials_.as<float>(); }
+  size_t partials_bytes() const { return partials_.bytes(); }
+  int32_t* counters() const { return counters_.as<int32_t>(); }
+
+ private:
+  DeviceBuffer partials_;
+  DeviceBuffer counters_;
+};
+
 // cuda_attention's result for the rows of the sequences that
 // decode_attention_takes_sequence; the other rows of `out` are left as they
-// are. Requires cuda_decode_attention_fits. Same arguments as cuda_attention
-// (no workspace); asynchronous on `stream`, launched as a dependent kernel.
+// are. Requires cuda_decode_attention_fits and room in `scratch` for the
+// batch's sequences. Same arguments as cuda_attention; asynchronous on
+// `stream`, launched as a dependent kernel.
 void cuda_decode_attention(const CudaKvArena& arena, const CudaAttentionBatch& batch,
                            int64_t layer, int64_t n_heads, float scale, const float* q, float* out,
-                           cudaStream_t stream);
+                           CudaDecodeScratch& scratch, cudaStream_t stream);
 
 // Whether cuda_attention runs the decode kernel alone for this step: the
 // model fits it and every sequence is its (one row, at most
@@ -65,13 +96,15 @@ struct DecodeQkvFinish {
 };
 
 // cuda_finish_qkv followed by cuda_attention over the finished q, in one
-// launch: each block finishes its own kv head's Q heads, K and V (one warp a
-// head, finish_qkv_head) before it attends; the same bits in q, k, v, the
-// arena and out as the two launches. Requires cuda_attention_is_decode_only
-// (no other kernel needs this step's K/V or q). One launch fewer a layer.
+// launch: each block finishes its kv head's Q heads into shared memory, and
+// the block of the split that holds the new row its K and V too (one warp a
+// head, finish_qkv_head_into), before it attends; the same bits in q, k, v,
+// the arena and out as the two launches. Requires
+// cuda_attention_is_decode_only (no other kernel needs this step's K/V or
+// q). One launch fewer a layer.
 void cuda_finish_qkv_and_decode_attention(const CudaKvArena& arena,
                                           const CudaAttentionBatch& batch, int64_t layer,
                                           const DecodeQkvFinish& finish, float scale, float* out,
-                                          cudaStream_t stream);
+                                          CudaDecodeScratch& scratch, cudaStream_t stream);
 
 }  // namespace strata

@@ -21,39 +21,35 @@ __device__ inline void store_kv_head(const KvSlots& slots, int64_t row, int head
 }
 
 // Head `head` of row `row`, counting the row's Q heads, then its K heads,
-// then its V heads, by the whole calling warp: copied to its compact place
-// in q, k or v with its bias, then normed and rotated there (and K and V
-// stored in the KV arena when f.kv_out says where).
-__device__ inline void finish_qkv_head(const QkvInput& in, const QkvFinish& f, bool neox,
-                                       int64_t row, int64_t head, float* q, float* k, float* v) {
+// then its V heads, by the whole calling warp: copied to `dst` (head_dim
+// floats: its compact place in q, k or v, or shared memory) with its bias,
+// then normed and rotated there (and K and V stored in the KV arena when
+// f.kv_out says where).
+__device__ inline void finish_qkv_head_into(const QkvInput& in, const QkvFinish& f, bool neox,
+                                            int64_t row, int64_t head, float* dst) {
   const int lane = threadIdx.x % 32;
   const bool value = head >= f.n_heads + f.n_kv_heads;
   const bool key = head >= f.n_heads && !value;
   const int64_t d = f.head_dim;
   const float* src;
-  float* dst;
   const float* bias;
   const float* norm = nullptr;
   bool rotate = true;
   if (head < f.n_heads) {
     src = in.q + row * in.q_stride;
-    dst = q + row * f.n_heads * d;
     bias = f.bq;
     norm = f.q_norm;
   } else if ((head -= f.n_heads) < f.n_kv_heads) {
     src = in.k + row * in.k_stride;
-    dst = k + row * f.n_kv_heads * d;
     bias = f.bk;
     norm = f.k_norm;
   } else {
     head -= f.n_kv_heads;
     src = in.v + row * in.v_stride;
-    dst = v + row * f.n_kv_heads * d;
     bias = f.bv;
     rotate = false;
   }
   src += head * d;
-  dst += head * d;
   for (int64_t i = lane; i < d; i += 32) {
     dst[i] = src[i] + (bias != nullptr ? bias[head * d + i] : 0.0f);
   }
@@ -84,6 +80,22 @@ __device__ inline void finish_qkv_head(const QkvInput& in, const QkvFinish& f, b
   if (key && f.kv_out.kv != nullptr) {
     store_kv_head(f.kv_out, row, static_cast<int>(head), false, dst, d);
   }
+}
+
+// finish_qkv_head_into the head's compact place: q [row][n_heads][head_dim],
+// k and v [row][n_kv_heads][head_dim].
+__device__ inline void finish_qkv_head(const QkvInput& in, const QkvFinish& f, bool neox,
+                                       int64_t row, int64_t head, float* q, float* k, float* v) {
+  const int64_t d = f.head_dim;
+  float* dst;
+  if (head < f.n_heads) {
+    dst = q + (row * f.n_heads + head) * d;
+  } else if (head < f.n_heads + f.n_kv_heads) {
+    dst = k + (row * f.n_kv_heads + head - f.n_heads) * d;
+  } else {
+    dst = v + (row * f.n_kv_heads + head - f.n_heads - f.n_kv_heads) * d;
+  }
+  finish_qkv_head_into(in, f, neox, row, head, dst);
 }
 
 }  // namespace strata

@@ -24,6 +24,7 @@
 #include "engine/cuda/cuda_kv_arena.h"
 #include "engine/kv_layout.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/fp16.h"
@@ -266,10 +267,21 @@ struct DeviceBatch {
   CudaAttentionBatch view;
 };
 
+// The tile kernels' workspace and the decode kernel's scratch, NaNs where
+// partial results go: the combines must read only parts that were written.
+struct Scratch {
+  Scratch();
+  // Room in `decode` for b's sequences; its partials poisoned when it grows.
+  void reserve_for(const HostBatch& b, const KvLayout& layout, int64_t n_heads);
+
+  DeviceBuffer workspace;
+  CudaDecodeScratch decode;
+};
+
 DeviceResult attention_on_device(const KvLayout& layout, const HostBatch& b,
                                  const std::vector<std::byte>& arena, const std::vector<float>& q,
                                  const std::vector<float>& k, const std::vector<float>& v,
-                                 int64_t n_heads, float scale, DeviceBuffer& workspace) {
+                                 int64_t n_heads, float scale, Scratch& scratch) {
   DeviceBuffer d_arena = to_device(std::span<const std::byte>(arena));
   const DeviceBatch batch(b);
   DeviceBuffer d_q = to_device(q);
@@ -279,8 +291,9 @@ DeviceResult attention_on_device(const KvLayout& layout, const HostBatch& b,
   cuda_write_kv(kv, batch.view, kLayer, d_k.as<float>(), d_v.as<float>(), nullptr);
   const auto n_out = static_cast<size_t>(b.n_rows() * n_heads * layout.head_dim);
   DeviceBuffer out = poisoned_floats(n_out);
+  scratch.reserve_for(b, layout, n_heads);
   cuda_attention(kv, batch.view, kLayer, n_heads, scale, d_q.as<float>(), out.as<float>(),
-                 workspace, nullptr);
+                 scratch.workspace, scratch.decode, nullptr);
   return {.out = to_host<float>(out, n_out), .arena = to_host<std::byte>(d_arena, arena.size())};
 }
 
@@ -321,7 +334,7 @@ void expect_same_bytes(const std::vector<std::byte>& arena, const std::vector<st
 
 // One step: random cache, random q/k/v, K/V writes and attention on both sides.
 void check_step(const Shape& shape, const std::vector<Seq>& seqs, uint32_t seed,
-                DeviceBuffer& workspace) {
+                Scratch& scratch) {
   SCOPED_TRACE(describe(shape, seqs));
   std::mt19937 rng(seed);
   const KvLayout layout = layout_for(shape);
@@ -335,7 +348,7 @@ void check_step(const Shape& shape, const std::vector<Seq>& seqs, uint32_t seed,
   const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
 
   const DeviceResult result =
-      attention_on_device(layout, b, arena, q, k, v, shape.n_heads(), scale, workspace);
+      attention_on_device(layout, b, arena, q, k, v, shape.n_heads(), scale, scratch);
   write_kv_on_host(layout, b, k, v, arena);
   expect_same_bytes(result.arena, arena, layout);
   const std::vector<float> expected =
@@ -344,13 +357,18 @@ void check_step(const Shape& shape, const std::vector<Seq>& seqs, uint32_t seed,
                     shape.tensor_cores() ? kTensorCoreTolerance : kF32Tolerance);
 }
 
-// A workspace of NaNs, large enough for every step here: the combine of
-// split-K parts must read only parts that the attention kernel wrote.
-DeviceBuffer poisoned_workspace() { return poisoned_floats(size_t{8} << 20); }
+// A tile workspace of NaNs, large enough for every step here.
+Scratch::Scratch() : workspace(poisoned_floats(size_t{8} << 20)) {}
+
+void Scratch::reserve_for(const HostBatch& b, const KvLayout& layout, int64_t n_heads) {
+  if (decode.reserve(b.n_seqs(), n_heads, layout.n_kv_heads, layout.head_dim, nullptr)) {
+    STRATA_CUDA_CHECK(cudaMemset(decode.partials(), 0xff, decode.partials_bytes()));
+  }
+}
 
 void check_step(const Shape& shape, const std::vector<Seq>& seqs, uint32_t seed) {
-  DeviceBuffer workspace = poisoned_workspace();
-  check_step(shape, seqs, seed, workspace);
+  Scratch scratch;
+  check_step(shape, seqs, seed, scratch);
 }
 
 std::vector<Seq> decode_batch(std::initializer_list<int64_t> contexts) {
@@ -388,6 +406,36 @@ TEST(CudaAttentionTest, DecodeBatchesOfMixedContexts) {
         shape,
         decode_batch({1, 15, 16, 17, 1000, 8200, 2, 31, 32, 33, 100, 200, 300, 400, 500, 600, 700}),
         seed++);
+  }
+}
+
+// The decode kernel cuts a sequence's keys into splits of
+// kDecodeAttentionSplitKeys: contexts on either side of split boundaries, up
+// to the most splits, alone and in one batch.
+TEST(CudaAttentionTest, DecodeAcrossKeySplitBoundaries) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const int64_t split = kDecodeAttentionSplitKeys;
+  uint32_t seed = 150;
+  for (const Shape& shape : kShapes) {
+    for (int64_t context : {split - 1, split, split + 1, 2 * split + 1, 8 * split,
+                            kDecodeAttentionMaxKeys - 1, kDecodeAttentionMaxKeys}) {
+      check_step(shape, decode_batch({context}), seed++);
+    }
+    check_step(shape, decode_batch({split + 1, 3, kDecodeAttentionMaxKeys, split, 8 * split + 1}),
+               seed++);
+  }
+}
+
+// The splits' counters are back at zero after every launch: the same
+// scratch serves one step after another (as a replayed graph does), each
+// result right.
+TEST(CudaAttentionTest, DecodeScratchServesSuccessiveSteps) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  Scratch scratch;
+  uint32_t seed = 170;
+  for (int step = 0; step < 3; ++step) {
+    check_step(kShapes[0], decode_batch({700, 65, 1024, 2}), seed++, scratch);
+    check_step(kShapes[2], decode_batch({130}), seed++, scratch);
   }
 }
 
@@ -446,12 +494,13 @@ TEST(CudaAttentionTest, SplitKeysOfALongPrefill) {
 // The workspace grows for a bigger step and is reused as is for a smaller one.
 TEST(CudaAttentionTest, WorkspaceServesSuccessiveSteps) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  DeviceBuffer workspace;  // empty: the first step grows it
-  check_step(kShapes[0], decode_batch({8200, 3000}), 600, workspace);
-  const size_t grown = workspace.bytes();
+  Scratch scratch;
+  scratch.workspace = DeviceBuffer();  // empty: the first step grows it
+  check_step(kShapes[0], decode_batch({8200, 3000}), 600, scratch);
+  const size_t grown = scratch.workspace.bytes();
   EXPECT_GT(grown, 0u);
-  check_step(kShapes[0], decode_batch({2000}), 601, workspace);
-  EXPECT_EQ(workspace.bytes(), grown);
+  check_step(kShapes[0], decode_batch({2000}), 601, scratch);
+  EXPECT_EQ(scratch.workspace.bytes(), grown);
 }
 
 // Which sequences the decode kernel takes (one row, at most
@@ -509,9 +558,9 @@ TEST(CudaAttentionTest, ShortDecodesGiveTheSameBitsAloneAndBatched) {
     const auto k = random_floats(static_cast<size_t>(b.n_rows() * kv_dim), rng);
     const auto v = random_floats(static_cast<size_t>(b.n_rows() * kv_dim), rng);
     const float scale = 0.125f;
-    DeviceBuffer workspace = poisoned_workspace();
+    Scratch scratch;
     const DeviceResult batched =
-        attention_on_device(layout, b, arena, q, k, v, shape.n_heads(), scale, workspace);
+        attention_on_device(layout, b, arena, q, k, v, shape.n_heads(), scale, scratch);
     for (size_t s : {size_t{1}, size_t{3}}) {
       const auto row = static_cast<size_t>(b.seq_first_row[s]);
       const auto rows_of = [&](const std::vector<float>& x, int64_t dim) {
@@ -521,7 +570,7 @@ TEST(CudaAttentionTest, ShortDecodesGiveTheSameBitsAloneAndBatched) {
       const HostBatch one = sequence_alone(b, s);
       const DeviceResult alone = attention_on_device(layout, one, arena, rows_of(q, q_dim),
                                                      rows_of(k, kv_dim), rows_of(v, kv_dim),
-                                                     shape.n_heads(), scale, workspace);
+                                                     shape.n_heads(), scale, scratch);
       EXPECT_EQ(std::memcmp(alone.out.data(), batched.out.data() + row * q_dim,
                             static_cast<size_t>(q_dim) * sizeof(float)),
                 0)
@@ -663,18 +712,19 @@ TEST(CudaAttentionTest, DecodeKernelFinishesQkvAsTheTwoLaunchesDo) {
       const auto n_kv = static_cast<size_t>(b.n_rows() * raw.kv_dim);
       DeviceBuffer q = poisoned_floats(n_q), k = poisoned_floats(n_kv), v = poisoned_floats(n_kv);
       DeviceBuffer out = poisoned_floats(n_q);
-      DeviceBuffer workspace = poisoned_workspace();
+      Scratch scratch;
+      scratch.reserve_for(b, layout, shape.n_heads());
       const DecodeQkvFinish finish{
           .in = raw.input(),
           .finish = raw.finish(shape, b.n_rows(), cuda_kv_slots(kv, batch.view, kLayer)),
           .q = q.as<float>(), .k = k.as<float>(), .v = v.as<float>()};
       if (in_attention) {
         cuda_finish_qkv_and_decode_attention(kv, batch.view, kLayer, finish, scale,
-                                             out.as<float>(), nullptr);
+                                             out.as<float>(), scratch.decode, nullptr);
       } else {
         cuda_finish_qkv(finish.in, finish.finish, finish.q, finish.k, finish.v, nullptr);
         cuda_attention(kv, batch.view, kLayer, shape.n_heads(), scale, finish.q, out.as<float>(),
-                       workspace, nullptr);
+                       scratch.workspace, scratch.decode, nullptr);
       }
       return std::tuple(to_host<float>(out, n_q), to_host<std::byte>(d_arena, arena.size()),
                         to_host<float>(q, n_q), to_host<float>(k, n_kv), to_host<float>(v, n_kv));
@@ -690,9 +740,9 @@ TEST(CudaAttentionTest, DecodeKernelFinishesQkvAsTheTwoLaunchesDo) {
 }
 
 // Steps the decode kernel does not take alone (a prefill row, a sequence
-// past kDecodeAttentionMaxKeys), or finishing that would write K/V into
-// another layer, stop the process before anything is launched (a caller's
-// bug, as every STRATA_CHECK). (Host side.)
+// past kDecodeAttentionMaxKeys), finishing that would write K/V into another
+// layer, or a scratch without room for the batch, stop the process before
+// anything is launched (a caller's bug, as every STRATA_CHECK). (Host side.)
 TEST(CudaAttentionTest, DecodeKernelFinishesQkvOfDecodeOnlyStepsOnly) {
   alignas(16) static std::byte base[16];
   const Shape shape = kShapes[0];
@@ -717,16 +767,21 @@ TEST(CudaAttentionTest, DecodeKernelFinishesQkvOfDecodeOnlyStepsOnly) {
                                       .kv_out = cuda_kv_slots(kv, batch, layer)}};
   };
   float out = 0.0f;
+  CudaDecodeScratch scratch;  // never reserved
   for (const CudaAttentionBatch& batch :
        {batch_of(2, 40), batch_of(1, kDecodeAttentionMaxKeys + 1)}) {
     EXPECT_DEATH(cuda_finish_qkv_and_decode_attention(kv, batch, kLayer, finish_of(batch, kLayer),
-                                                      1.0f, &out, nullptr),
+                                                      1.0f, &out, scratch, nullptr),
                  "not the decode kernel's alone");
   }
   const CudaAttentionBatch decode = batch_of(1, 40);
   EXPECT_DEATH(cuda_finish_qkv_and_decode_attention(kv, decode, kLayer, finish_of(decode, 0), 1.0f,
-                                                    &out, nullptr),
+                                                    &out, scratch, nullptr),
                "into its layer");
+  EXPECT_DEATH(cuda_finish_qkv_and_decode_attention(kv, decode, kLayer,
+                                                    finish_of(decode, kLayer), 1.0f, &out,
+                                                    scratch, nullptr),
+               "reserve it first");
 }
 
 }  // namespace
