@@ -10,7 +10,9 @@
 #   scripts/device-unpack.sh && scripts/gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]
 # STRATA names another build of strata (default build-device/bin/strata);
 # BENCH_ARGS the bench run (default batch 1: --prompt-tokens 64 --gen-tokens
-# 16), LAUNCH_SKIP how many of the kernel's launches to skip (default 300).
+# 16), LAUNCH_SKIP how many of the kernel's launches to skip (default 300),
+# LAUNCH_COUNT how many to profile (default 4), CACHE_CONTROL=none to keep
+# the caches warm between kernels (default: flushed before each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${1:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
@@ -21,7 +23,8 @@ kernel=${3:-'mma_matmul_kernel<[^,]*, \(int\)1>'}
 mkdir -p "$out_dir"
 model=$(scripts/make-bench-model.sh "${spec%%:*}" "${spec#*:}")
 # Skip the warm-up and prefill launches; four launches of the kernel in decode.
-ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip "${LAUNCH_SKIP:-300}" --launch-count 4 \
+ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip "${LAUNCH_SKIP:-300}" --launch-count "${LAUNCH_COUNT:-4}" \
+  --cache-control "${CACHE_CONTROL:-all}" \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section MemoryWorkloadAnalysis --section SchedulerStats --section InstructionStats \
   --section SourceCounters \
