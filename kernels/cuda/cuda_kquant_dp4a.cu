@@ -58,6 +58,13 @@ __device__ __forceinline__ SubBlockScales sub_block_scales(uint4 meta, int c) {
       {static_cast<int>((mins >> shift) & 0xffu), static_cast<int>((mins >> (shift + 8)) & 0xffu)}};
 }
 
+// c + the dot product of a's 4 unsigned bytes and b's 4 signed bytes.
+__device__ __forceinline__ int dot4_unsigned_signed(uint32_t a, int b, int c) {
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
 // acc[t] += block `block`'s term for token t (block_term), for the real
 // tokens: the lane's integer sums of its quarter, added over the block's
 // four lanes (integers: any order), then the term, the same in all four.
@@ -69,14 +76,21 @@ __device__ __forceinline__ void dot_quarter(const Quarter& q, int block, int c,
                                             float (&acc)[kTokens]) {
   const uint32_t words[8] = {q.low.x,  q.low.y,  q.low.z,  q.low.w,
                              q.high.x, q.high.y, q.high.z, q.high.w};
-  int low[8], high[8];
+  // The high nibbles stay where they are, as 16 times their value (unsigned
+  // bytes): one instruction a word fewer, and the sum divides by 16 exactly.
+  uint32_t low[8], high16[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    low[i] = static_cast<int>(words[i] & 0x0f0f0f0fu);
-    high[i] = static_cast<int>((words[i] >> 4) & 0x0f0f0f0fu);
+    low[i] = words[i] & 0x0f0f0f0fu;
+    high16[i] = words[i] & 0xf0f0f0f0u;
   }
   const SubBlockScales s = sub_block_scales(q.meta, c);
-  const int swizzle = ((16 * block + 4 * c) >> 3) & 3;  // swizzled_unit's, for all four units
+  // swizzled_unit's for all four units: bits 3-4 of 16 * block + 4c, i.e.
+  // the block's parity and c / 2. The block is 8 * step + lane / 4 (lane /
+  // 4's parity, every step), or clamped for a lane past the row's blocks,
+  // whose quarter is zero: any order of its units gives its zero term.
+  const int lane_parity = static_cast<int>(threadIdx.x / 4) & 1;
+  const int swizzle = (lane_parity << 1) | (c >> 1);
 #pragma unroll
   for (int t = 0; t < kTokens; ++t) {
     if (t >= p.n_tokens) break;
@@ -87,12 +101,13 @@ __device__ __forceinline__ void dot_quarter(const Quarter& q, int block, int c,
     const int4 x2 = units[u + (2 ^ swizzle)], x3 = units[u + (3 ^ swizzle)];
     const int xs[16] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w,
                         x2.x, x2.y, x2.z, x2.w, x3.x, x3.y, x3.z, x3.w};
-    int dot_low = 0, dot_high = 0;
+    int dot_low = 0, dot_high16 = 0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      dot_low = __dp4a(low[i], xs[i], dot_low);
-      dot_high = __dp4a(high[i], xs[8 + i], dot_high);
+      dot_low = dot4_unsigned_signed(low[i], xs[i], dot_low);
+      dot_high16 = dot4_unsigned_signed(high16[i], xs[8 + i], dot_high16);
     }
+    const int dot_high = dot_high16 >> 4;
     const int2 sums = *reinterpret_cast<const int2*>(x.sums + 8 * block + 2 * c);
     int scaled = s.scale[0] * dot_low + s.scale[1] * dot_high;
     int shifted = s.min[0] * sums.x + s.min[1] * sums.y;
@@ -189,28 +204,41 @@ __global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p
   const int n_blocks = p.w.n_blocks;
   const int steps = (n_blocks + kBlocksPerStep - 1) / kBlocksPerStep;
   const bool swiglu = p.swiglu_n > 0;
-  const int rows_per_output = swiglu ? 2 : 1;  // the gate row, then its up row
+  // A warp's rows: with the fused SwiGLU, output o's gate row, then its up
+  // row. Shifts, not divisions: this runs every step.
+  const int row_shift = swiglu ? 1 : 0;
   const int64_t n_outputs = swiglu ? p.swiglu_n : p.w.n_rows;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
   const int n_outputs_mine =
       first < n_outputs ? static_cast<int>((n_outputs - first + stride - 1) / stride) : 0;
-  const int n_rows_mine = n_outputs_mine * rows_per_output;
+  const int n_rows_mine = n_outputs_mine << row_shift;
 
-  const auto output_of = [&](int row) { return first + (row / rows_per_output) * stride; };
-  const auto matrix_row = [&](int row) {
-    return row % rows_per_output == 0 ? output_of(row) : p.swiglu_n + output_of(row);
+  const auto output_of = [&](int row) { return first + (row >> row_shift) * stride; };
+  const auto row_view = [&](int row) {  // a warp without rows: any row, never read
+    const int64_t out = min(output_of(row), n_outputs - 1);
+    return p.w.row((row & row_shift) == 0 ? out : p.swiglu_n + out);
   };
-  const auto load = [&](const Cursor& at, Share& q) {
-    const int block = kBlocksPerStep * at.step + lane_block;
-    if (at.row < n_rows_mine && block < n_blocks) {
+  // The loads run one cursor ahead of the sums (kDepth steps), with the
+  // view of the row they are in: computed once a row, not once a step.
+  // Past the row's blocks or the warp's rows a lane's share is zero: a
+  // branch, not a select on the loaded registers, which would wait for them.
+  Cursor next;
+  RowView next_row = row_view(0);
+  const auto load = [&](Share& q) {
+    const int block = kBlocksPerStep * next.step + lane_block;
+    if (next.row < n_rows_mine && block < n_blocks) {
       if constexpr (kType == WeightType::kQ4_K) {
-        q = load_quarter(p.w.row(matrix_row(at.row)), block, c);
+        q = load_quarter(next_row, block, c);
       } else {
-        q = load_q6_share(p.w.row(matrix_row(at.row)), block, c);
+        q = load_q6_share(next_row, block, c);
       }
     } else {
       q = Share{};
+    }
+    if (++next.step == steps) {
+      next.step = 0;
+      if (++next.row < n_rows_mine) next_row = row_view(next.row);
     }
   };
   const auto advance = [&](Cursor& at) {
@@ -221,12 +249,8 @@ __global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p
   };
 
   Share quarters[kDepth<kType>];
-  Cursor next;
 #pragma unroll
-  for (int r = 0; r < kDepth<kType>; ++r) {
-    load(next, quarters[r]);
-    advance(next);
-  }
+  for (int r = 0; r < kDepth<kType>; ++r) load(quarters[r]);
   wait_for_prior_kernels();  // x is theirs (the weights above are not)
   stage_q8k(p, smem);
   __syncthreads();
@@ -243,8 +267,7 @@ __global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p
       } else {
         dot_q6_share<kTokens>(quarters[r], block, c, p, smem, acc);
       }
-      load(next, quarters[r]);
-      advance(next);
+      load(quarters[r]);
       if (at.step == steps - 1) {  // the row's last step: its sums
         const int64_t out = output_of(at.row);
 #pragma unroll
@@ -255,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p
           sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 4));
           acc[t] = 0.0f;
           if (t >= p.n_tokens) continue;
-          if (swiglu && at.row % 2 == 0) {
+          if (swiglu && (at.row & 1) == 0) {
             gate[t] = sum;
           } else if (lane == 0) {
             p.y[t * n_outputs + out] = swiglu ? silu_times(gate[t], sum) : sum;
