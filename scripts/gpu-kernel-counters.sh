@@ -22,8 +22,9 @@ spec=${2:?usage: gpu-kernel-counters.sh OUT_DIR SHAPE:TYPE [KERNEL_REGEX]}
 kernel=${3:-'mma_matmul_kernel<[^,]*, \(int\)1>'}
 mkdir -p "$out_dir"
 model=$(scripts/make-bench-model.sh "${spec%%:*}" "${spec#*:}")
-# Skip the warm-up and prefill launches; four launches of the kernel in decode.
-ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" --launch-skip "${LAUNCH_SKIP:-300}" --launch-count "${LAUNCH_COUNT:-4}" \
+# Skip the warm-up and prefill launches; LAUNCH_COUNT launches of the kernel in decode.
+ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kernel" \
+  --launch-skip "${LAUNCH_SKIP:-300}" --launch-count "${LAUNCH_COUNT:-4}" \
   --cache-control "${CACHE_CONTROL:-all}" \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section MemoryWorkloadAnalysis --section SchedulerStats --section InstructionStats \

@@ -242,9 +242,9 @@ __device__ void weigh_values(const DecodeParams& p, const Split& at, SharedMemor
       }
 #pragma unroll
       for (int h = 0; h < kQueriesAtOnce; ++h) {
-        float4* sums = reinterpret_cast<float4*>(s.slice_sums + (slice * kQueriesAtOnce + h) * d + c);
-        sums[0] = lo[h];
-        sums[1] = hi[h];
+        float* sums = s.slice_sums + (slice * kQueriesAtOnce + h) * d + c;
+        reinterpret_cast<float4*>(sums)[0] = lo[h];
+        reinterpret_cast<float4*>(sums)[1] = hi[h];
       }
     }
     __syncthreads();
