@@ -8,7 +8,10 @@
 # Nsight Compute flushes the caches before each kernel by default, so small
 # kernels read long; CACHE_CONTROL=none keeps them warm, as in a real step.
 # PROMPT_TOKENS=N (batch 1 only) decodes after an N-token prompt instead of
-# 64, so that attention reads as many keys as in the benchmark's decode.
+# 64, so that attention reads as many keys as in the benchmark's decode;
+# LAUNCH_SKIP=K skips K launches instead of 1500 (a 512-token prompt's
+# prefills, warm-up and timed, take more than 1500: the default profiles
+# some of the second).
 # Build and carry as for scripts/gpu-bench.sh; then:
 #   scripts/device-unpack.sh && [CONCURRENCY=N | PROMPT_TOKENS=N] [CACHE_CONTROL=none] \
 #     scripts/gpu-profile.sh OUT_DIR [SHAPE:TYPE...]
@@ -26,7 +29,7 @@ for spec in "${@:-1b:f16}"; do
     range=(--launch-skip 0 --launch-count 40000)
     run=(--concurrency "$CONCURRENCY" --prompt-tokens 8 --gen-tokens 8)
   else  # skip the warm-up and the prefill; profile 4 decode steps' kernels
-    range=(--launch-skip 1500 --launch-count 1200)
+    range=(--launch-skip "${LAUNCH_SKIP:-1500}" --launch-count 1200)
     run=(--prompt-tokens "${PROMPT_TOKENS:-64}" --gen-tokens 40)
   fi
   name=ncu-${spec/:/-}  # the device tool brings back plain names only
