@@ -115,8 +115,9 @@ int main() {
   std::vector<TypeResult> results;
   for (WeightType type : kTypes) results.push_back(bench_type(type, sink));
 
-  std::printf("{\"bench\": \"dequantize\", \"threads\": 1, \"buffer_bytes\": %zu, \"row_elems\": %zu,\n",
-              kBufferBytes, kRowElems);
+  std::printf(
+      "{\"bench\": \"dequantize\", \"threads\": 1, \"buffer_bytes\": %zu, \"row_elems\": %zu,\n",
+      kBufferBytes, kRowElems);
   std::printf(" \"memcpy_gb_per_s\": %.3f,\n \"types\": [\n", memcpy_rate);
   for (size_t i = 0; i < results.size(); ++i) {
     const TypeResult& r = results[i];

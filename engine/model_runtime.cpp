@@ -24,7 +24,8 @@ std::unique_ptr<ModelRuntime> make_runtime(const LoadedModel& model,
     if (!probe.devices.empty()) {
       runtime = make_cuda_runtime(model, options, probe.devices.front().index);
     } else if (options.backend == BackendChoice::kCuda) {
-      throw std::runtime_error(str_cat("--backend cuda: no usable GPU (", probe.unavailable_reason, ")"));
+      throw std::runtime_error(
+          str_cat("--backend cuda: no usable GPU (", probe.unavailable_reason, ")"));
     } else {
       log_info("no GPU: ", probe.unavailable_reason);
     }

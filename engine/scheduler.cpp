@@ -30,7 +30,8 @@ Scheduler::~Scheduler() {
 
 int64_t Scheduler::n_loading() const {
   if (!tiers_) return 0;
-  return std::ranges::count_if(waiting_, [&](const auto& seq) { return tiers_->is_loading(seq->id); });
+  return std::ranges::count_if(waiting_,
+                               [&](const auto& seq) { return tiers_->is_loading(seq->id); });
 }
 
 void Scheduler::insert_sorted(SeqList& list, std::unique_ptr<Sequence> seq) {

@@ -49,7 +49,8 @@ struct Sequence {
   // Sort key: priority class first, then age. Running and waiting lists keep
   // this order; the last running sequence is the first preemption victim.
   bool runs_before(const Sequence& other) const {
-    if (request.priority != other.request.priority) return request.priority < other.request.priority;
+    if (request.priority != other.request.priority)
+      return request.priority < other.request.priority;
     return arrival < other.arrival;
   }
 

@@ -160,7 +160,8 @@ void TierManager::finish(const TierCompletion& done) {
   auto owner = owners_.find(move.owner);
   if (owner != owners_.end() && --owner->second.n_pending == 0) {
     // The round is complete: its bytes over its time, queueing included.
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - owner->second.started;
+    const std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - owner->second.started;
     cost_.observe_load(owner->second.n_started * pool_.block_bytes(), took.count());
   }
   if (done.event != TierEvent::kLoaded) {

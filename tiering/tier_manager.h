@@ -1,7 +1,7 @@
 // TierManager: the engine thread's side of the host (T1) <-> disk (T2) moves
 // (DESIGN.md, "Tiers"): the LowerTiers of the CPU backend, which computes in
-// host memory, and the lower half of a GPU engine's DeviceTier. It keeps the PrefixCache's reference counts right
-// while the TierWorker's I/O is in flight:
+// host memory, and the lower half of a GPU engine's DeviceTier. It keeps the PrefixCache's
+// reference counts right while the TierWorker's I/O is in flight:
 //
 //  - write-through (--persist all): a newly published full block is pinned
 //    (PrefixCache::pin: not evictable, its LRU place kept) and persisted; the

@@ -59,8 +59,8 @@ void TierWorker::open_and_check() {
   std::error_code error;
   std::filesystem::create_directories(options_.dir, error);
   if (error) {
-    throw std::runtime_error(
-        str_cat("cannot create the cache directory ", options_.dir.string(), ": ", error.message()));
+    throw std::runtime_error(str_cat("cannot create the cache directory ", options_.dir.string(),
+                                     ": ", error.message()));
   }
   const int64_t slot_bytes = round_up(options_.block_bytes, kSlotAlignment);
   index_ = std::make_unique<BlockIndex>(options_.dir / "index.sqlite");
@@ -269,9 +269,8 @@ void TierWorker::finish_io(uint64_t io_id, int error) {
   }
   reading_.erase(reading_.find(job.slot));
   const bool intact =
-      error == 0 &&
-      block_checksum(std::span<const std::byte>(job.dest, static_cast<size_t>(options_.block_bytes))) ==
-          job.checksum;
+      error == 0 && block_checksum(std::span<const std::byte>(
+                        job.dest, static_cast<size_t>(options_.block_bytes))) == job.checksum;
   if (!intact) {
     log_warning("KV cache: block ", job.hash.to_hex().substr(0, 16), " in ",
                 options_.dir.string(), error != 0 ? " is unreadable (" : " fails its checksum",

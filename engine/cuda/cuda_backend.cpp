@@ -387,7 +387,8 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   const bool last = layer_index + 1 == c.n_layers;
   // After the last layer xn is unused: the LM head norms only the rows it needs.
   const float* next_norm =
-      last ? nullptr : weights_.layers()[static_cast<size_t>(layer_index + 1)].attn_norm.as<float>();
+      last ? nullptr
+           : weights_.layers()[static_cast<size_t>(layer_index + 1)].attn_norm.as<float>();
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), next_norm, c.rms_norm_eps, n_rows,
                     c.n_embd, xn, stream_);
 }

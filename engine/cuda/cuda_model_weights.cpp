@@ -63,7 +63,8 @@ CudaModelWeights::CudaModelWeights(const ModelWeights& weights, bool fuse)
   token_embd_ = matrix(weights.token_embd());
   if (!tied_) output_ = matrix(weights.output());
   output_norm_ = floats(weights.output_norm());
-  rope_inv_freqs_ = floats(strata::rope_inv_freqs(c.head_dim, c.rope_freq_base, weights.rope_freqs()));
+  rope_inv_freqs_ =
+      floats(strata::rope_inv_freqs(c.head_dim, c.rope_freq_base, weights.rope_freqs()));
   layers_.reserve(weights.layers().size());
   std::vector<std::byte> stacked;  // reused: one host copy at a time
   for (const LayerWeights& w : weights.layers()) {

@@ -38,7 +38,8 @@ int64_t kv_blocks_in_vram(const ModelConfig& config, const KvLayout& layout,
                                            static_cast<double>(working_reserve(config)));
   const auto fitting = static_cast<int64_t>(usable * options.vram_cache_fraction /
                                             static_cast<double>(CudaBackend::slot_bytes(layout)));
-  const int64_t wanted = options.n_kv_blocks_gpu > 0 ? options.n_kv_blocks_gpu : options.n_kv_blocks;
+  const int64_t wanted =
+      options.n_kv_blocks_gpu > 0 ? options.n_kv_blocks_gpu : options.n_kv_blocks;
   const int64_t n = std::min(wanted, fitting);
   if (n < 1) {
     throw CudaError(str_cat("no VRAM left for the KV cache: ", free_bytes >> 20,
@@ -65,8 +66,9 @@ CudaRuntime::CudaRuntime(const LoadedModel& model, const RuntimeOptions& options
     log_warning("the host KV tier could not be pinned (", host_pinning_->error(),
                 "): copies to and from VRAM go through pageable memory, slower");
   }
-  copier_ = std::make_unique<CudaBlockCopier>(backend_->kv_arena(), CudaBackend::slot_bytes(layout_),
-                                              kv_blocks_->n_total(), layout_.block_bytes());
+  copier_ =
+      std::make_unique<CudaBlockCopier>(backend_->kv_arena(), CudaBackend::slot_bytes(layout_),
+                                        kv_blocks_->n_total(), layout_.block_bytes());
 }
 
 std::string CudaRuntime::description() const {

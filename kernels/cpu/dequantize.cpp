@@ -31,8 +31,9 @@ void dequantize_bf16(const std::byte* __restrict in, float* __restrict y, size_t
 
 void dequantize(WeightType type, std::span<const std::byte> bytes, std::span<float> out) {
   const std::optional<uint64_t> expected_bytes = weight_bytes(type, out.size());
-  STRATA_CHECK(expected_bytes.has_value() && *expected_bytes == bytes.size(), weight_type_name(type),
-               ": ", bytes.size(), " bytes do not encode ", out.size(), " elements");
+  STRATA_CHECK(expected_bytes.has_value() && *expected_bytes == bytes.size(),
+               weight_type_name(type), ": ", bytes.size(), " bytes do not encode ", out.size(),
+               " elements");
   switch (type) {
     case WeightType::kF32:
       if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());

@@ -20,7 +20,8 @@ void check_sizes(size_t n_blocks, size_t block_elems, size_t n_out) {
 }
 
 // Runs `decode_block(block, y)` over consecutive blocks and output runs.
-template <typename Block, int kElems, void (*kDecodeBlock)(const Block* __restrict, float* __restrict)>
+template <typename Block, int kElems,
+          void (*kDecodeBlock)(const Block* __restrict, float* __restrict)>
 void decode_blocks(std::span<const Block> blocks, std::span<float> out) {
   check_sizes(blocks.size(), kElems, out.size());
   for (size_t b = 0; b < blocks.size(); ++b) kDecodeBlock(&blocks[b], out.data() + kElems * b);
@@ -42,7 +43,8 @@ void decode_q4_k(const BlockQ4K* __restrict block, float* __restrict y) {
   const float d = fp16_to_fp32(block->d);
   const float dmin = fp16_to_fp32(block->dmin);
   const std::span<const uint8_t, kScaleBytesK4> packed(block->scales);
-  for (int chunk = 0; chunk < 4; ++chunk) {  // 64 elements: sub-blocks 2c (low nibbles), 2c+1 (high)
+  for (int chunk = 0; chunk < 4;
+       ++chunk) {  // 64 elements: sub-blocks 2c (low nibbles), 2c+1 (high)
     const ScaleMin6 lo = unpack_k4_scale_min(2 * chunk, packed);
     const ScaleMin6 hi = unpack_k4_scale_min(2 * chunk + 1, packed);
     const float d_lo = d * lo.scale, m_lo = dmin * lo.min;

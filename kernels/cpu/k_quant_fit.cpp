@@ -48,7 +48,8 @@ AffineFit fit_affine_levels(std::span<const float> x, std::span<const float> wei
   uint8_t levels[kMaxFitGroup];
   auto set_levels = [&](float inv_scale, float offset) {
     for (size_t i = 0; i < n; ++i) {
-      levels[i] = static_cast<uint8_t>(std::clamp(nearest_int(inv_scale * (x[i] - offset)), 0, q_max));
+      levels[i] =
+          static_cast<uint8_t>(std::clamp(nearest_int(inv_scale * (x[i] - offset)), 0, q_max));
     }
   };
 
@@ -59,7 +60,8 @@ AffineFit fit_affine_levels(std::span<const float> x, std::span<const float> wei
   float best_error = weighted_affine_error(x, weights, {levels, n}, best_scale, best_offset);
 
   for (int k = 0; k <= grid.n_steps; ++k) {
-    const float inv_scale = (static_cast<float>(q_max) + grid.first + grid.step * static_cast<float>(k)) / (hi - lo);
+    const float inv_scale =
+        (static_cast<float>(q_max) + grid.first + grid.step * static_cast<float>(k)) / (hi - lo);
     set_levels(inv_scale, lo);
     LevelSums s;
     for (size_t i = 0; i < n; ++i) {
@@ -106,7 +108,8 @@ float fit_symmetric_levels(std::span<const float> x, int n_half) {
     sum_xl = 0;
     sum_l2 = 0;
     for (float v : x) {
-      const float l = static_cast<float>(std::clamp(nearest_int(inv_scale * v), -n_half, n_half - 1));
+      const float l =
+          static_cast<float>(std::clamp(nearest_int(inv_scale * v), -n_half, n_half - 1));
       const float w = v * v;
       sum_xl += w * v * l;
       sum_l2 += w * l * l;

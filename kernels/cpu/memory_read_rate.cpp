@@ -30,8 +30,9 @@ double measure_read_gb_per_s(std::span<const uint8_t> buffer, ThreadPool& pool, 
       const uint8_t* bytes = buffer.data() + static_cast<size_t>(chunk) * kChunkBytes;
       found[static_cast<size_t>(chunk)] = std::memchr(bytes, kAbsentByte, kChunkBytes) != nullptr;
     });
-    best_seconds = std::min(
-        best_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    best_seconds =
+        std::min(best_seconds,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   // Reading `found` keeps the scans from being optimized away.
   volatile uint8_t any = 0;

@@ -82,13 +82,15 @@ struct ScaleMin6 {
 };
 
 constexpr ScaleMin6 unpack_k4_scale_min(int j, std::span<const uint8_t, kScaleBytesK4> packed) {
-  if (j < 4) return {static_cast<uint8_t>(packed[j] & 63), static_cast<uint8_t>(packed[j + 4] & 63)};
+  if (j < 4)
+    return {static_cast<uint8_t>(packed[j] & 63), static_cast<uint8_t>(packed[j + 4] & 63)};
   return {static_cast<uint8_t>((packed[j + 4] & 0xf) | ((packed[j - 4] >> 6) << 4)),
           static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4))};
 }
 
 // Inverse of unpack_k4_scale_min; every value must be < 64.
-constexpr std::array<uint8_t, kScaleBytesK4> pack_k4_scales_mins(std::span<const ScaleMin6, 8> values) {
+constexpr std::array<uint8_t, kScaleBytesK4> pack_k4_scales_mins(
+    std::span<const ScaleMin6, 8> values) {
   std::array<uint8_t, kScaleBytesK4> packed{};
   for (int j = 0; j < 4; ++j) {
     packed[j] = values[j].scale;

@@ -76,8 +76,10 @@ AffineSuperBlock quantize_affine_super_block(const float* x, int q_max, ScaleGri
     for (int l = 0; l < kSubElemsK4; ++l) {
       const int e = kSubElemsK4 * j + l;
       // A zero step decodes every level to -min; level 0 is as good as any.
-      out.levels[e] = step == 0.0f ? 0
-                                   : static_cast<uint8_t>(std::clamp(nearest_int((x[e] + min) / step), 0, q_max));
+      out.levels[e] =
+          step == 0.0f
+              ? 0
+              : static_cast<uint8_t>(std::clamp(nearest_int((x[e] + min) / step), 0, q_max));
     }
   }
   return out;
@@ -90,7 +92,8 @@ void quantize_q4_k(std::span<const float> values, std::span<BlockQ4K> blocks) {
   // Grid as ggml's quantize_row_q4_K_ref: 21 candidates from 14 to 16 levels.
   constexpr ScaleGrid kGrid{.first = -1.0f, .step = 0.1f, .n_steps = 20};
   for (size_t b = 0; b < blocks.size(); ++b) {
-    const AffineSuperBlock sb = quantize_affine_super_block(values.data() + kBlockElemsK * b, 15, kGrid);
+    const AffineSuperBlock sb =
+        quantize_affine_super_block(values.data() + kBlockElemsK * b, 15, kGrid);
     BlockQ4K& block = blocks[b];
     block.d = sb.d;
     block.dmin = sb.dmin;
@@ -109,7 +112,8 @@ void quantize_q5_k(std::span<const float> values, std::span<BlockQ5K> blocks) {
   // Grid as ggml's quantize_row_q5_K_ref: 16 candidates from 30.5 to 32 levels.
   constexpr ScaleGrid kGrid{.first = -0.5f, .step = 0.1f, .n_steps = 15};
   for (size_t b = 0; b < blocks.size(); ++b) {
-    const AffineSuperBlock sb = quantize_affine_super_block(values.data() + kBlockElemsK * b, 31, kGrid);
+    const AffineSuperBlock sb =
+        quantize_affine_super_block(values.data() + kBlockElemsK * b, 31, kGrid);
     BlockQ5K& block = blocks[b];
     block.d = sb.d;
     block.dmin = sb.dmin;
@@ -120,7 +124,8 @@ void quantize_q5_k(std::span<const float> values, std::span<BlockQ5K> blocks) {
         const uint8_t lo = sb.levels[64 * chunk + l];
         const uint8_t hi = sb.levels[64 * chunk + 32 + l];
         block.qs[32 * chunk + l] = static_cast<uint8_t>((lo & 0xf) | ((hi & 0xf) << 4));
-        block.qh[l] |= static_cast<uint8_t>(((lo >> 4) << (2 * chunk)) | ((hi >> 4) << (2 * chunk + 1)));
+        block.qh[l] |=
+            static_cast<uint8_t>(((lo >> 4) << (2 * chunk)) | ((hi >> 4) << (2 * chunk + 1)));
       }
     }
   }
@@ -151,7 +156,8 @@ void quantize_q6_k(std::span<const float> values, std::span<BlockQ6K> blocks) {
     const float inv_scale = -128.0f / max_scale;
     block.d = fp32_to_fp16(1.0f / inv_scale);
     for (int j = 0; j < kSubBlocksQ6; ++j) {
-      block.scales[j] = static_cast<int8_t>(std::clamp(nearest_int(inv_scale * scales[j]), -128, 127));
+      block.scales[j] =
+          static_cast<int8_t>(std::clamp(nearest_int(inv_scale * scales[j]), -128, 127));
     }
 
     std::array<uint8_t, kBlockElemsK> levels;  // 0..63, value q - 32
@@ -160,7 +166,8 @@ void quantize_q6_k(std::span<const float> values, std::span<BlockQ6K> blocks) {
       const float step = d * block.scales[j];
       for (int l = 0; l < kSubElemsQ6; ++l) {
         const int e = kSubElemsQ6 * j + l;
-        levels[e] = static_cast<uint8_t>(step == 0.0f ? 32 : std::clamp(nearest_int(x[e] / step), -32, 31) + 32);
+        levels[e] = static_cast<uint8_t>(
+            step == 0.0f ? 32 : std::clamp(nearest_int(x[e] / step), -32, 31) + 32);
       }
     }
 
@@ -168,9 +175,11 @@ void quantize_q6_k(std::span<const float> values, std::span<BlockQ6K> blocks) {
       const uint8_t* q = levels.data() + 128 * half;
       for (int l = 0; l < 32; ++l) {
         block.ql[64 * half + l] = static_cast<uint8_t>((q[l] & 0xf) | ((q[l + 64] & 0xf) << 4));
-        block.ql[64 * half + l + 32] = static_cast<uint8_t>((q[l + 32] & 0xf) | ((q[l + 96] & 0xf) << 4));
-        block.qh[32 * half + l] = static_cast<uint8_t>((q[l] >> 4) | ((q[l + 32] >> 4) << 2) |
-                                                       ((q[l + 64] >> 4) << 4) | ((q[l + 96] >> 4) << 6));
+        block.ql[64 * half + l + 32] =
+            static_cast<uint8_t>((q[l + 32] & 0xf) | ((q[l + 96] & 0xf) << 4));
+        block.qh[32 * half + l] =
+            static_cast<uint8_t>((q[l] >> 4) | ((q[l + 32] >> 4) << 2) | ((q[l + 64] >> 4) << 4) |
+                                 ((q[l + 96] >> 4) << 6));
       }
     }
   }

@@ -55,7 +55,9 @@ void quantize_q4_0(std::span<const float> values, std::span<BlockQ4_0> blocks) {
     blocks[b].d = fp32_to_fp16(d);
     // level = truncate(x / d + 8.5), i.e. round half up, capped at 15 (x / d
     // is in -8..8, so only +8 needs the cap).
-    auto level = [&](float v) { return std::min(15, static_cast<int>(static_cast<int8_t>(v * inv_d + 8.5f))); };
+    auto level = [&](float v) {
+      return std::min(15, static_cast<int>(static_cast<int8_t>(v * inv_d + 8.5f)));
+    };
     for (int i = 0; i < kHalf; ++i) {
       blocks[b].qs[i] = static_cast<uint8_t>(level(x[i]) | (level(x[i + kHalf]) << 4));
     }

@@ -55,7 +55,8 @@ WeightType kv_dtype(const BenchOptions& o) {
 
 void check_fits_context(const BenchOptions& o, const ModelConfig& config) {
   if (o.prompt_tokens + o.gen_tokens > config.context_length) {
-    throw std::runtime_error("--prompt-tokens plus --gen-tokens exceeds the model's context length");
+    throw std::runtime_error(
+        "--prompt-tokens plus --gen-tokens exceeds the model's context length");
   }
 }
 
@@ -113,7 +114,8 @@ void put_gpu_ceilings(nlohmann::ordered_json& out, const LoadedModel& model,
   const std::optional<GpuCeilings> ceilings = measure_gpu_ceilings();
   if (!ceilings) return;
   const ModelConfig& c = model.config();
-  const double kv_bytes = mean_context * static_cast<double>(c.kv_bytes_per_token(layout.elem_bytes()));
+  const double kv_bytes =
+      mean_context * static_cast<double>(c.kv_bytes_per_token(layout.elem_bytes()));
   const double step_bytes = static_cast<double>(decode_weight_bytes(model)) + kv_bytes;
   const double decode_ceiling = ceilings->copy_gb_per_s * 1e9 / step_bytes;
   out["copy_gb_per_s"] = ceilings->copy_gb_per_s;
@@ -158,15 +160,20 @@ void bench(const BenchOptions& o) {
   const ModelConfig& config = model->config();
   check_fits_context(o, config);
   const std::unique_ptr<ModelRuntime> runtime = make_runtime(
-      *model, {.n_kv_blocks = KvLayout::for_model(config).blocks_for(o.prompt_tokens + o.gen_tokens),
-               .n_threads = o.threads,
-               .kv_dtype = kv_dtype(o),
-               .backend = parse_backend(o.backend)});
+      *model,
+      {.n_kv_blocks = KvLayout::for_model(config).blocks_for(o.prompt_tokens + o.gen_tokens),
+       .n_threads = o.threads,
+       .kv_dtype = kv_dtype(o),
+       .backend = parse_backend(o.backend)});
   Generator generator(runtime->backend(), runtime->kv_blocks(), model->tokenizer());
-  GenerationRequest request{.prompt = random_prompt(o.prompt_tokens, static_cast<int32_t>(config.n_vocab)),
-                            .sampling = {.temperature = 0.0f}, .max_tokens = o.gen_tokens,
-                            .stop = {}, .ignore_eos = true, .logprobs = false,
-                            .prefill_chunk_tokens = o.max_batch_tokens};
+  GenerationRequest request{
+      .prompt = random_prompt(o.prompt_tokens, static_cast<int32_t>(config.n_vocab)),
+      .sampling = {.temperature = 0.0f},
+      .max_tokens = o.gen_tokens,
+      .stop = {},
+      .ignore_eos = true,
+      .logprobs = false,
+      .prefill_chunk_tokens = o.max_batch_tokens};
   std::atomic<bool> cancel{false};
   auto discard = [](std::string_view) {};
   // A warm-up faults the mapped weights in and sizes every buffer: one chunk
@@ -231,7 +238,8 @@ void bench_concurrency(const BenchOptions& o) {
     Engine engine(runtime->backend(), runtime->kv_blocks(), model->tokenizer(),
                   {.scheduler = {.max_batch_tokens = o.max_batch_tokens,
                                  .max_running = o.concurrency,
-                                 .model_fingerprint = model_fingerprint(model->file(), runtime->kv_layout())}});
+                                 .model_fingerprint =
+                                     model_fingerprint(model->file(), runtime->kv_layout())}});
     // A short warm-up faults the mapped weights in and sizes every buffer; its
     // random prompt (another seed) shares no block with the measured ones.
     run_concurrency_bench(engine, static_cast<int32_t>(config.n_vocab),
@@ -270,8 +278,8 @@ void bench_concurrency(const BenchOptions& o) {
   out["ttft_ms"] = percentiles_json(result.ttft_ms);
   out["itl_ms"] = percentiles_json(result.itl_ms);
   out["cached_prompt_tokens"] = result.n_cached_prompt_tokens;
-  out["prefix_hit_ratio"] =
-      static_cast<double>(result.n_cached_prompt_tokens) / static_cast<double>(result.n_prompt_tokens);
+  out["prefix_hit_ratio"] = static_cast<double>(result.n_cached_prompt_tokens) /
+                            static_cast<double>(result.n_prompt_tokens);
   // The model's share of a step: forward_ms_per_step (every step of the run,
   // prefill chunks included) and decode_forward_ms_per_step (steps that only
   // decode) against itl_ms (the gaps between a stream's tokens) show what
@@ -303,8 +311,9 @@ CLI::App* add_tiers_command(CLI::App& bench_cmd, const std::shared_ptr<BenchOpti
       "tiers", "KV tier moves (VRAM <-> host <-> disk) against plain copies and O_DIRECT, and TTFT"
                " by prefix tier (JSON); takes bench's -m, -t, --kv-type and --backend");
   cmd->fallthrough();
-  cmd->add_option("--cache-dir", tiers->cache_dir,
-                  "Folder on the disk to measure (a scratch subfolder is made and removed; default: temp)");
+  cmd->add_option(
+      "--cache-dir", tiers->cache_dir,
+      "Folder on the disk to measure (a scratch subfolder is made and removed; default: temp)");
   cmd->add_option("--blocks", tiers->n_blocks, "KV blocks moved each way (default: ~256 MiB)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--prompt-tokens", tiers->prompt_tokens, "TTFT prompt lengths, comma-separated")

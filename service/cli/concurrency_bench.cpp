@@ -74,7 +74,9 @@ LatencyPercentiles nearest_rank_percentiles(std::vector<double> samples) {
   if (samples.empty()) return {};
   std::sort(samples.begin(), samples.end());
   const size_t n = samples.size();
-  auto at = [&](size_t percent) { return samples[std::max<size_t>((percent * n + 99) / 100, 1) - 1]; };
+  auto at = [&](size_t percent) {
+    return samples[std::max<size_t>((percent * n + 99) / 100, 1) - 1];
+  };
   return {.p50 = at(50), .p90 = at(90), .p99 = at(99), .max = samples.back()};
 }
 

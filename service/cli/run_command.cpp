@@ -88,7 +88,8 @@ void run(RunOptions o, const std::atomic<bool>& interrupted) {
                             .max_tokens = o.max_tokens, .stop = o.stop, .ignore_eos = o.ignore_eos};
   const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
   if (!o.max_tokens_given) {
-    request.max_tokens = std::max<int64_t>(1, std::min(o.max_tokens, model->config().context_length - n_prompt));
+    request.max_tokens =
+        std::max<int64_t>(1, std::min(o.max_tokens, model->config().context_length - n_prompt));
   }
   const int64_t n_tokens = n_prompt + request.max_tokens;
   const std::unique_ptr<ModelRuntime> runtime = make_runtime(
@@ -216,7 +217,8 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->each([o](const std::string&) { o->max_tokens_given = true; });
-  cmd->add_option("--temp", o->sampling.temperature, "Temperature; 0 is greedy")->capture_default_str();
+  cmd->add_option("--temp", o->sampling.temperature, "Temperature; 0 is greedy")
+      ->capture_default_str();
   cmd->add_option("--top-k", o->sampling.top_k, "Top-k (0: off)")->capture_default_str();
   cmd->add_option("--top-p", o->sampling.top_p, "Top-p (nucleus)")->capture_default_str();
   cmd->add_option("--min-p", o->sampling.min_p, "Min-p")->capture_default_str();
@@ -231,7 +233,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print one JSON object at the end instead of streaming");
   cmd->add_option("-t,--threads", o->threads, "Compute threads (default: all cores)")
       ->excludes(server);
-  cmd->add_option("--backend", o->backend, "Where the model runs: auto (CUDA when a GPU can run it), cpu, cuda")
+  cmd->add_option("--backend", o->backend,
+                  "Where the model runs: auto (CUDA when a GPU can run it), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str()
       ->excludes(server);

@@ -35,15 +35,15 @@ std::string human_bytes(double bytes) {
 std::string tier_line(const nlohmann::json& tier) {
   const std::string name = tier.value("tier", "?");
   if (name == "disk") {
-    return str_cat(
-        "disk: ", tier.value("blocks", 0), " of ", tier.value("capacity_blocks", 0), " blocks (",
-        human_bytes(tier.value("bytes", 0.0)), " of ", human_bytes(tier.value("capacity_bytes", 0.0)),
-        "), persist ", tier.value("persist", "?"),
-        tier.value("writes_enabled", false) ? "" : ", writes OFF (disk full?)", "; ",
-        tier.value("loads", 0), " blocks loaded, ", tier.value("load_failures", 0), " failed; ",
-        human_bytes(tier.value("bytes_written", 0.0)), " written, ",
-        human_bytes(tier.value("bytes_read", 0.0)), " read; ", tier.value("moves_in_flight", 0),
-        " moves in flight");
+    return str_cat("disk: ", tier.value("blocks", 0), " of ", tier.value("capacity_blocks", 0),
+                   " blocks (", human_bytes(tier.value("bytes", 0.0)), " of ",
+                   human_bytes(tier.value("capacity_bytes", 0.0)), "), persist ",
+                   tier.value("persist", "?"),
+                   tier.value("writes_enabled", false) ? "" : ", writes OFF (disk full?)", "; ",
+                   tier.value("loads", 0), " blocks loaded, ", tier.value("load_failures", 0),
+                   " failed; ", human_bytes(tier.value("bytes_written", 0.0)), " written, ",
+                   human_bytes(tier.value("bytes_read", 0.0)), " read; ",
+                   tier.value("moves_in_flight", 0), " moves in flight");
   }
   return str_cat(name, ": ", tier.value("blocks_used", 0), " blocks in use, ",
                  tier.value("blocks_cached", 0), " cached, of ", tier.value("capacity_blocks", 0),

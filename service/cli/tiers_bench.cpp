@@ -127,8 +127,8 @@ struct PlainTimes {
 // Writes n_chunks chunks of chunk_bytes, chunk(i) for the i-th, back to back
 // into a new file at `path`, then fdatasync; then reads them back into
 // chunk(i) in the same order. One I/O at a time, as a plain program does.
-PlainTimes plain_write_read(const std::filesystem::path& path, int64_t chunk_bytes, int64_t n_chunks,
-                            const std::function<std::byte*(int64_t)>& chunk) {
+PlainTimes plain_write_read(const std::filesystem::path& path, int64_t chunk_bytes,
+                            int64_t n_chunks, const std::function<std::byte*(int64_t)>& chunk) {
   PlainTimes times;
   {
     PlainFile file(path, O_WRONLY | O_CREAT | O_TRUNC);
@@ -164,7 +164,8 @@ void reap_all(DiskStore& store, int64_t n, const char* what) {
 // Takes the worker's completions (after wait_idle) and checks each is `want`.
 void expect_completions(TierWorker& worker, int64_t n, TierEvent want, const char* what) {
   const std::vector<TierCompletion> done = worker.take_completions();
-  const auto n_ok = std::ranges::count_if(done, [&](const TierCompletion& c) { return c.event == want; });
+  const auto n_ok =
+      std::ranges::count_if(done, [&](const TierCompletion& c) { return c.event == want; });
   if (static_cast<int64_t>(done.size()) != n || n_ok != n) {
     throw std::runtime_error(str_cat("tiers bench: ", what, ": ", n_ok, " of ", n,
                                      " blocks moved (see the warnings above)"));
@@ -351,7 +352,8 @@ std::string filesystem_name(const std::filesystem::path& path) {
     case 0x01021994: return "tmpfs";
     default: {
       char name[32];
-      std::snprintf(name, sizeof name, "other (0x%llx)", static_cast<unsigned long long>(info.f_type));
+      std::snprintf(name, sizeof name, "other (0x%llx)",
+                    static_cast<unsigned long long>(info.f_type));
       return name;
     }
   }
@@ -361,7 +363,8 @@ std::string filesystem_name(const std::filesystem::path& path) {
 class ScratchDir {
  public:
   explicit ScratchDir(const std::filesystem::path& parent) {
-    const std::filesystem::path base = parent.empty() ? std::filesystem::temp_directory_path() : parent;
+    const std::filesystem::path base =
+        parent.empty() ? std::filesystem::temp_directory_path() : parent;
     std::filesystem::create_directories(base);
     path_ = base / str_cat("strata-bench-tiers-", ::getpid());
     std::filesystem::remove_all(path_);
@@ -383,7 +386,8 @@ class ScratchDir {
 
 TierMoveResult measure_tier_moves(const TierMoveOptions& o) {
   if (o.block_bytes <= 0 || o.block_tokens <= 0 || o.n_blocks <= 0 || o.queue_depth <= 0) {
-    throw std::invalid_argument("tiers bench: block_bytes, block_tokens, n_blocks and queue_depth must be > 0");
+    throw std::invalid_argument(
+        "tiers bench: block_bytes, block_tokens, n_blocks and queue_depth must be > 0");
   }
   std::filesystem::create_directories(o.dir);
   BlockPool pool(o.block_bytes, o.n_blocks);
@@ -403,8 +407,9 @@ TierMoveResult measure_tier_moves(const TierMoveOptions& o) {
 
   // The ceiling: the same bytes, slot by slot, then in large chunks (from one
   // buffer of random bytes written again and again).
-  log_info("bench tiers: plain O_DIRECT write and read of ", static_cast<double>(r.bytes) / (1 << 20),
-           " MiB in ", r.slot_bytes, "-byte chunks, then ", kLargeChunkBytes >> 10, " KiB chunks");
+  log_info("bench tiers: plain O_DIRECT write and read of ",
+           static_cast<double>(r.bytes) / (1 << 20), " MiB in ", r.slot_bytes,
+           "-byte chunks, then ", kLargeChunkBytes >> 10, " KiB chunks");
   const PlainTimes plain = plain_write_read(o.dir / "plain.bin", r.slot_bytes, o.n_blocks, slot);
   BlockPool large_buffer(kLargeChunkBytes, 1);
   const BlockId large = *large_buffer.allocate();
@@ -471,8 +476,9 @@ TierMoveResult measure_tier_moves(const TierMoveOptions& o) {
                                       .queue_depth = o.queue_depth, .persist = true});
     Clock::time_point start = Clock::now();
     for (int64_t i = 0; i < o.n_blocks; ++i) {
-      worker.persist(hashes[static_cast<size_t>(i)], i > 0 ? hashes[static_cast<size_t>(i - 1)] : BlockHash{},
-                     tokens_of(i), slot(i), static_cast<uint64_t>(i));
+      worker.persist(hashes[static_cast<size_t>(i)],
+                     i > 0 ? hashes[static_cast<size_t>(i - 1)] : BlockHash{}, tokens_of(i),
+                     slot(i), static_cast<uint64_t>(i));
     }
     worker.wait_idle();
     r.tier_write_s = seconds_since(start);
@@ -493,8 +499,10 @@ std::optional<DeviceMoveResult> measure_device_moves(const LoadedModel& model, W
                                                      int64_t n_blocks) {
   std::unique_ptr<ModelRuntime> runtime;
   try {
-    runtime = make_runtime(model, RuntimeOptions{.n_kv_blocks = n_blocks, .n_kv_blocks_gpu = n_blocks,
-                                                 .n_host_blocks = n_blocks, .kv_dtype = kv_dtype,
+    runtime = make_runtime(model, RuntimeOptions{.n_kv_blocks = n_blocks,
+                                                 .n_kv_blocks_gpu = n_blocks,
+                                                 .n_host_blocks = n_blocks,
+                                                 .kv_dtype = kv_dtype,
                                                  .backend = BackendChoice::kCuda});
   } catch (const std::exception& e) {
     log_info("bench tiers: no T0 <-> T1 moves: ", e.what());
@@ -548,7 +556,8 @@ namespace {
 // Runtime options for a TTFT run of an n_prompt-token prompt: host memory
 // for the prompt twice and the warm-ups; on a GPU a VRAM arena for the
 // prompt once, so that another prompt pushes it down to T1.
-RuntimeOptions ttft_runtime_options(const KvLayout& layout, int64_t n_prompt, const TierTtftOptions& o) {
+RuntimeOptions ttft_runtime_options(const KvLayout& layout, int64_t n_prompt,
+                                    const TierTtftOptions& o) {
   const int64_t warm_up = layout.blocks_for(kWarmUpTokens + kTtftMaxTokens);
   const int64_t one_prompt = layout.blocks_for(n_prompt + kTtftMaxTokens);
   const int64_t n_host = 2 * one_prompt + 2 * warm_up + 16;
@@ -567,15 +576,20 @@ std::vector<TierTtftResult> measure_tier_ttft(const LoadedModel& model, const Ti
   std::vector<TierTtftResult> results;
   for (const int64_t n_prompt : o.prompt_tokens) {
     if (n_prompt < 1 || n_prompt + kTtftMaxTokens > config.context_length) {
-      throw std::invalid_argument(str_cat("tiers bench: a ", n_prompt, "-token prompt does not fit the context (",
+      throw std::invalid_argument(str_cat("tiers bench: a ", n_prompt,
+                                          "-token prompt does not fit the context (",
                                           config.context_length, ")"));
     }
     const RuntimeOptions runtime_options = ttft_runtime_options(layout, n_prompt, o);
     TierWorker disk(DiskTierOptions{
-        .dir = o.dir / str_cat("ttft-", n_prompt), .block_bytes = layout.block_bytes(),
-        .capacity_bytes = runtime_options.n_kv_blocks * round_up(layout.block_bytes(), BlockPool::kSlotAlignment),
-        .model = fingerprint, .persist = true});
-    const std::vector<TokenId> prompt = random_prompt(n_prompt, n_vocab, static_cast<uint64_t>(n_prompt));
+        .dir = o.dir / str_cat("ttft-", n_prompt),
+        .block_bytes = layout.block_bytes(),
+        .capacity_bytes =
+            runtime_options.n_kv_blocks * round_up(layout.block_bytes(), BlockPool::kSlotAlignment),
+        .model = fingerprint,
+        .persist = true});
+    const std::vector<TokenId> prompt =
+        random_prompt(n_prompt, n_vocab, static_cast<uint64_t>(n_prompt));
     TierTtftResult r{.prompt_tokens = n_prompt};
     {
       EngineOnDisk e(model, runtime_options, fingerprint, disk);
@@ -584,7 +598,8 @@ std::vector<TierTtftResult> measure_tier_ttft(const LoadedModel& model, const Ti
       if (auto* cpu = dynamic_cast<CpuRuntime*>(e.runtime.get())) {
         r.n_threads = cpu->threads().n_threads();
       }
-      log_info("bench tiers: ", n_prompt, "-token prompt, cold then in ", r.on_gpu ? "T0, then T1" : "T1");
+      log_info("bench tiers: ", n_prompt, "-token prompt, cold then in ",
+               r.on_gpu ? "T0, then T1" : "T1");
       // Faults the weights in and sizes the buffers; its prompt shares no block.
       time_first_token(e.engine, random_prompt(kWarmUpTokens, n_vocab, 1000003));
       disk.wait_idle();
@@ -599,7 +614,8 @@ std::vector<TierTtftResult> measure_tier_ttft(const LoadedModel& model, const Ti
         r.cached_tokens_t0 = hit.usage.cached_prompt_tokens;
         r.first_token_t0 = hit.token;
         // Another prompt as long takes the VRAM: the first goes down to T1.
-        time_first_token(e.engine, random_prompt(n_prompt, n_vocab, static_cast<uint64_t>(n_prompt) + 1));
+        time_first_token(e.engine,
+                         random_prompt(n_prompt, n_vocab, static_cast<uint64_t>(n_prompt) + 1));
         disk.wait_idle();
         const int64_t promoted_before = e.engine.stats().host_tier->n_blocks_promoted;
         const FirstToken t1 = time_first_token(e.engine, prompt);
@@ -636,17 +652,19 @@ nlohmann::ordered_json run_tiers_bench(const TiersBenchOptions& o) {
   const ModelConfig& config = model->config();
   const KvLayout layout = KvLayout::for_model(config, KvLayout::kDefaultBlockTokens, o.kv_dtype);
   const int64_t slot_bytes = round_up(layout.block_bytes(), BlockPool::kSlotAlignment);
-  const int64_t n_blocks = o.n_blocks > 0 ? o.n_blocks : std::max<int64_t>(1, kDefaultMoveBytes / slot_bytes);
+  const int64_t n_blocks =
+      o.n_blocks > 0 ? o.n_blocks : std::max<int64_t>(1, kDefaultMoveBytes / slot_bytes);
 
   std::vector<std::string> notes;
   std::vector<int64_t> prompt_tokens;
   for (const int64_t requested : o.prompt_tokens) {
     const int64_t n = std::min(requested, config.context_length - kTtftMaxTokens);
     if (n != requested) {
-      notes.push_back(str_cat("prompt_tokens ", requested, " clipped to ", n, ": the model's context is ",
-                              config.context_length, " tokens"));
+      notes.push_back(str_cat("prompt_tokens ", requested, " clipped to ", n,
+                              ": the model's context is ", config.context_length, " tokens"));
     }
-    if (n >= 1 && std::ranges::find(prompt_tokens, n) == prompt_tokens.end()) prompt_tokens.push_back(n);
+    if (n >= 1 && std::ranges::find(prompt_tokens, n) == prompt_tokens.end())
+      prompt_tokens.push_back(n);
   }
 
   const ScratchDir scratch(o.cache_dir);
@@ -654,18 +672,22 @@ nlohmann::ordered_json run_tiers_bench(const TiersBenchOptions& o) {
       {.dir = scratch.path() / "move", .block_bytes = layout.block_bytes(),
        .block_tokens = layout.block_tokens, .n_blocks = n_blocks});
   std::optional<DeviceMoveResult> device_moves;
-  if (o.backend != BackendChoice::kCpu) device_moves = measure_device_moves(*model, o.kv_dtype, n_blocks);
+  if (o.backend != BackendChoice::kCpu)
+    device_moves = measure_device_moves(*model, o.kv_dtype, n_blocks);
   const std::vector<TierTtftResult> ttft = measure_tier_ttft(
       *model, {.dir = scratch.path() / "ttft", .prompt_tokens = prompt_tokens,
                .n_threads = o.n_threads, .kv_dtype = o.kv_dtype,
                .backend = o.backend == BackendChoice::kAuto && !device_moves ? BackendChoice::kCpu
                                                                               : o.backend});
   const std::string filesystem = filesystem_name(scratch.path());
-  if (filesystem == "tmpfs") notes.push_back("the cache folder is on tmpfs: T2 is RAM here, not a disk");
+  if (filesystem == "tmpfs")
+    notes.push_back("the cache folder is on tmpfs: T2 is RAM here, not a disk");
   if (!moves.direct_io) {
-    notes.push_back("the filesystem refused O_DIRECT: buffered I/O, page cache dropped after each write");
+    notes.push_back(
+        "the filesystem refused O_DIRECT: buffered I/O, page cache dropped after each write");
   }
-  notes.push_back("cold runs write their blocks through to disk, as a server with --cache-dir does");
+  notes.push_back(
+      "cold runs write their blocks through to disk, as a server with --cache-dir does");
 
   nlohmann::ordered_json out;
   out["bench"] = "tiers";
@@ -692,9 +714,12 @@ nlohmann::ordered_json run_tiers_bench(const TiersBenchOptions& o) {
   out["notes"] = notes;
   out["ceiling"] =
       "moves: plain O_DIRECT pwrite+fdatasync and pread of the same bytes in the same folder, one "
-      "slot-sized chunk at a time (write_ratio, read_ratio) and in 1 MiB chunks (*_ratio_to_large), "
-      "measured in this run; t1_to_t2 includes the XXH3 checksum, io_uring writes, fdatasync and the "
-      "SQLite commit, t2_to_t1 the io_uring reads and checksum checks; store_* is the DiskStore alone. "
+      "slot-sized chunk at a time (write_ratio, read_ratio) and in 1 MiB chunks "
+      "(*_ratio_to_large), "
+      "measured in this run; t1_to_t2 includes the XXH3 checksum, io_uring writes, fdatasync and "
+      "the "
+      "SQLite commit, t2_to_t1 the io_uring reads and checksum checks; store_* is the DiskStore "
+      "alone. "
       "ttft: the cold run's prefill (cold_prefill_tok_s); t*_speedup is cold_s over t*_s. "
       "t0 (GPU): one cudaMemcpyAsync per block on the copy stream against one plain cudaMemcpy of "
       "the same bytes from pinned memory, each way, measured in this run";

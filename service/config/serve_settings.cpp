@@ -102,7 +102,8 @@ Setting fraction(std::string key, std::string help, double ServeSettings::*field
             const std::string text(v);
             char* end = nullptr;
             const double value = std::strtod(text.c_str(), &end);
-            if (text.empty() || end != text.c_str() + text.size() || !(value > 0.0 && value <= 1.0)) {
+            if (text.empty() || end != text.c_str() + text.size() ||
+                !(value > 0.0 && value <= 1.0)) {
               bad_value(str_cat("'", v, "' is not a fraction in (0, 1]"));
             }
             s.*field = value;

@@ -82,23 +82,29 @@ void make_model(const MakeModelOptions& o) {
   GgufWriter writer;
   int64_t n_vocab = 0;
   for (auto& [key, value] : import_hf_tokenizer(resolve_hf_tokenizer_dir(o.tokenizer))) {
-    if (key == "tokenizer.ggml.tokens") n_vocab = static_cast<int64_t>(value.as_array()->items.size());
+    if (key == "tokenizer.ggml.tokens")
+      n_vocab = static_cast<int64_t>(value.as_array()->items.size());
     writer.set(key, std::move(value));
   }
   if (!o.chat_template_path.empty()) {
     std::ifstream in(o.chat_template_path);
-    if (!in) throw std::runtime_error(str_cat("cannot read --chat-template ", o.chat_template_path));
+    if (!in)
+      throw std::runtime_error(str_cat("cannot read --chat-template ", o.chat_template_path));
     std::ostringstream text;
     text << in.rdbuf();
     writer.set("tokenizer.chat_template", text.str());
   }
-  RandomModelOptions model{.config = config_from(o, n_vocab), .type = *type, .seed = o.seed,
-                           .name = str_cat("strata-random-", o.arch, "-", tokenizer_label(o.tokenizer)),
-                           .rope_scaling = std::nullopt};
+  RandomModelOptions model{
+      .config = config_from(o, n_vocab),
+      .type = *type,
+      .seed = o.seed,
+      .name = str_cat("strata-random-", o.arch, "-", tokenizer_label(o.tokenizer)),
+      .rope_scaling = std::nullopt};
   if (o.rope_scaling == "llama3") {
     model.rope_scaling = Llama3RopeScaling{.factor = o.rope_scaling_factor};
   } else if (o.rope_scaling != "none") {
-    throw std::runtime_error(str_cat("--rope-scaling ", o.rope_scaling, ": expected none or llama3"));
+    throw std::runtime_error(
+        str_cat("--rope-scaling ", o.rope_scaling, ": expected none or llama3"));
   }
   add_random_model(writer, model);
   writer.write(o.output);
@@ -113,13 +119,25 @@ void add_make_model_command(CLI::App& dev) {
   cmd->add_option("--arch", o->arch, "llama, qwen2 or qwen3")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "llama2, llama3, qwen3 or a directory")
       ->capture_default_str();
-  cmd->add_option("--hidden", o->hidden, "Hidden size")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", o->layers, "Layers")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", o->heads, "Attention heads")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", o->kv_heads, "KV heads (GQA)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--hidden", o->hidden, "Hidden size")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", o->layers, "Layers")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", o->heads, "Attention heads")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-heads", o->kv_heads, "KV heads (GQA)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--head-dim", o->head_dim, "Head dimension (default hidden/heads)");
-  cmd->add_option("--ffn", o->ffn, "FFN inner size")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--ctx", o->ctx, "Context length")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--ffn", o->ffn, "FFN inner size")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ctx", o->ctx, "Context length")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--rope-theta", o->rope_theta, "RoPE frequency base")->capture_default_str();
   cmd->add_option("--rope-scaling", o->rope_scaling, "none, or llama3 (writes rope_freqs.weight)")
       ->capture_default_str();

@@ -56,14 +56,16 @@ void import_weights(const ImportWeightsOptions& o) {
   if (!o.license.empty()) writer.set("general.license", o.license);
   int64_t n_tokens = 0;
   for (auto& [key, value] : import_hf_tokenizer(o.tokenizer_dir)) {
-    if (key == "tokenizer.ggml.tokens") n_tokens = static_cast<int64_t>(value.as_array()->items.size());
+    if (key == "tokenizer.ggml.tokens")
+      n_tokens = static_cast<int64_t>(value.as_array()->items.size());
     writer.set(key, std::move(value));
   }
   if (n_tokens != config.n_vocab) {
     throw std::runtime_error(str_cat(o.tokenizer_dir, " has ", n_tokens, " tokens but ",
                                      o.config_path, " a vocab_size of ", config.n_vocab));
   }
-  if (!o.chat_template.empty()) writer.set("tokenizer.chat_template", chat_template_text(o.chat_template));
+  if (!o.chat_template.empty())
+    writer.set("tokenizer.chat_template", chat_template_text(o.chat_template));
   add_hf_llama_weights(writer, config, weights, *type);
   writer.write(o.output);
   log_info("wrote ", o.output, " (llama, ", config.n_layers, " layers, hidden ", config.n_embd,

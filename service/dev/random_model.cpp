@@ -101,7 +101,8 @@ int add_random_model(GgufWriter& writer, const RandomModelOptions& options) {
   const std::vector<TensorSpec> specs = model_tensor_specs(options.config);
   std::vector<WeightType> types(specs.size(), WeightType::kF32);
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].role == TensorRole::kMatrix) types[i] = fitting_type(options.type, specs[i].dims[0]);
+    if (specs[i].role == TensorRole::kMatrix)
+      types[i] = fitting_type(options.type, specs[i].dims[0]);
   }
   auto n_elements = [&](size_t i) {
     uint64_t n = 1;
@@ -129,7 +130,8 @@ int add_random_model(GgufWriter& writer, const RandomModelOptions& options) {
   }
   if (options.rope_scaling) {
     const ModelConfig& c = options.config;
-    std::vector<float> factors = llama3_rope_factors(*options.rope_scaling, c.head_dim, c.rope_freq_base);
+    std::vector<float> factors =
+        llama3_rope_factors(*options.rope_scaling, c.head_dim, c.rope_freq_base);
     writer.add_tensor("rope_freqs.weight", {factors.size()}, WeightType::kF32, factors);
   }
   return n_fallbacks;

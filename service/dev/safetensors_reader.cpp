@@ -57,7 +57,8 @@ void SafetensorsReader::read_file(const std::string& path) {
   if (bytes.size() < 8) throw std::runtime_error(str_cat(path, ": shorter than a header"));
   for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | static_cast<uint8_t>(bytes[i]);
   if (header_bytes > kMaxHeaderBytes || header_bytes > bytes.size() - 8) {
-    throw std::runtime_error(str_cat(path, ": header length ", header_bytes, " runs past the file"));
+    throw std::runtime_error(
+        str_cat(path, ": header length ", header_bytes, " runs past the file"));
   }
   nlohmann::json header;
   try {
@@ -84,8 +85,8 @@ void SafetensorsReader::read_file(const std::string& path) {
     }
     const size_t elem = element_bytes(tensor.dtype);
     if (elem == 0) {
-      throw std::runtime_error(
-          str_cat(path, ": tensor ", name, " has dtype ", tensor.dtype, "; expected F32, F16 or BF16"));
+      throw std::runtime_error(str_cat(path, ": tensor ", name, " has dtype ", tensor.dtype,
+                                       "; expected F32, F16 or BF16"));
     }
     uint64_t n = 1;
     for (uint64_t d : tensor.shape) n *= d;

@@ -18,7 +18,8 @@ std::vector<std::string> read_stop(const nlohmann::json* value) {
     stop.push_back(value->get<std::string>());
   } else if (value->is_array()) {
     for (const nlohmann::json& item : *value) {
-      if (!item.is_string()) throw_bad_request("stop must be a string or an array of strings", "stop");
+      if (!item.is_string())
+        throw_bad_request("stop must be a string or an array of strings", "stop");
       stop.push_back(item.get<std::string>());
     }
   } else {

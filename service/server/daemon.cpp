@@ -112,8 +112,9 @@ int Daemon::run() {
                             .cors_origins = settings_.cors_origins,
                             .api_key = settings_.api_key},
                  .check_host = settings_.host.empty() || is_loopback_host(settings_.host)};
-  http::HttpServer server(io, http_options(settings_),
-                          [&api](http::HttpExchange& exchange) { return serve_api(exchange, api); });
+  http::HttpServer server(io, http_options(settings_), [&api](http::HttpExchange& exchange) {
+    return serve_api(exchange, api);
+  });
   listen(server, settings_);
 
   std::atomic<int> exit_code{0};

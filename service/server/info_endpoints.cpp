@@ -98,7 +98,8 @@ std::variant<std::vector<TokenId>, ApiError> tokenize_body(const nlohmann::json&
     }
     std::optional<std::string> prompt =
         openai::read_string(openai::find_field(body, "prompt"), "prompt");
-    if (!prompt) return openai::invalid_request("Give \"prompt\" (a string) or \"messages\".", "prompt");
+    if (!prompt)
+      return openai::invalid_request("Give \"prompt\" (a string) or \"messages\".", "prompt");
     return model.tokenizer().encode(*prompt, {.add_special = add_special, .parse_special = true});
   } catch (const openai::BadRequest& bad) {
     return bad.error;
@@ -180,7 +181,8 @@ http::Awaitable<void> serve_detokenize(http::HttpExchange& exchange, ApiContext&
                          token.get<int64_t>() < tokenizer.n_vocab();
       if (!valid) {
         error = openai::invalid_request(
-            str_cat("Every token must be an integer id below ", tokenizer.n_vocab(), "."), "tokens");
+            str_cat("Every token must be an integer id below ", tokenizer.n_vocab(), "."),
+            "tokens");
         break;
       }
       ids.push_back(token.get<TokenId>());

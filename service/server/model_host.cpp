@@ -48,14 +48,15 @@ void ModelHost::load(const std::function<void(const std::string&)>& on_done) {
     if (options_.context_length > 0) context = std::min(context, options_.context_length);
     const KvLayout layout = KvLayout::for_model(config, options_.block_tokens, options_.kv_type);
     runtime_ = make_runtime(
-        *model_, RuntimeOptions{.n_kv_blocks = kv_blocks_for(options_, layout, context),
-                                .n_kv_blocks_gpu = options_.max_running * layout.blocks_for(context),
-                                .n_host_blocks = host_blocks_cap(options_, layout),
-                                .n_threads = options_.threads,
-                                .kv_dtype = options_.kv_type,
-                                .block_tokens = options_.block_tokens,
-                                .backend = options_.backend,
-                                .vram_cache_fraction = options_.vram_cache_fraction});
+        *model_,
+        RuntimeOptions{.n_kv_blocks = kv_blocks_for(options_, layout, context),
+                       .n_kv_blocks_gpu = options_.max_running * layout.blocks_for(context),
+                       .n_host_blocks = host_blocks_cap(options_, layout),
+                       .n_threads = options_.threads,
+                       .kv_dtype = options_.kv_type,
+                       .block_tokens = options_.block_tokens,
+                       .backend = options_.backend,
+                       .vram_cache_fraction = options_.vram_cache_fraction});
     kv_blocks_total_ = runtime_->kv_blocks().n_total();
     context_length_ = std::min(context, kv_blocks_total_ * layout.block_tokens);
     SchedulerOptions scheduler{.max_batch_tokens = options_.max_batch_tokens,
@@ -85,9 +86,12 @@ void ModelHost::open_disk_tier(const KvLayout& layout, const ModelFingerprint& f
   const std::filesystem::path dir =
       std::filesystem::path(options_.cache_dir) / ("kv-" + fingerprint.to_hex().substr(0, 16));
   try {
-    disk_tier_ = std::make_unique<TierWorker>(DiskTierOptions{
-        .dir = dir, .block_bytes = layout.block_bytes(), .capacity_bytes = options_.disk_cache_bytes,
-        .model = fingerprint, .persist = options_.persist});
+    disk_tier_ =
+        std::make_unique<TierWorker>(DiskTierOptions{.dir = dir,
+                                                     .block_bytes = layout.block_bytes(),
+                                                     .capacity_bytes = options_.disk_cache_bytes,
+                                                     .model = fingerprint,
+                                                     .persist = options_.persist});
     const DiskTierStats stats = disk_tier_->stats();
     log_info("disk KV cache ", dir.string(), ": ", stats.n_blocks, " blocks stored, room for ",
              stats.capacity_blocks, options_.persist ? "" : " (not persisting new blocks)");

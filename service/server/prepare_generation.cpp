@@ -141,7 +141,8 @@ std::variant<PreparedGeneration, ApiError> prepare_generation(Endpoint endpoint,
   if (auto* error = std::get_if<ApiError>(&request.prompt)) return std::move(*error);
   std::vector<TokenId>& prompt = std::get<std::vector<TokenId>>(request.prompt);
   if (prompt.empty()) {
-    return openai::invalid_request("The prompt is empty.", is_chat(endpoint) ? "messages" : "prompt");
+    return openai::invalid_request("The prompt is empty.",
+                                   is_chat(endpoint) ? "messages" : "prompt");
   }
   const int64_t n_prompt = static_cast<int64_t>(prompt.size());
   auto length = completion_length(endpoint, request.options, n_prompt, limits.context_length);
@@ -149,7 +150,8 @@ std::variant<PreparedGeneration, ApiError> prepare_generation(Endpoint endpoint,
 
   openai::GenerationOptions& o = request.options;
   SamplingParams sampling = o.sampling;
-  sampling.seed = o.seed ? *o.seed : (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  sampling.seed =
+      o.seed ? *o.seed : (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   const Tokenizer& tokenizer = limits.model.tokenizer();
   PreparedGeneration out{
       .request = {.prompt = std::move(prompt), .sampling = sampling,

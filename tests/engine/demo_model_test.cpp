@@ -132,7 +132,8 @@ ModelRuntime* DemoModelTest::runtime_ = nullptr;
 
 TEST_F(DemoModelTest, WritesEnglishWords) {
   const std::set<std::string> list = read_word_list();
-  ASSERT_GT(list.size(), 50000u) << kWordList << " missing: scripts/install-deps installs wamerican";
+  ASSERT_GT(list.size(), 50000u) << kWordList
+                                 << " missing: scripts/install-deps installs wamerican";
   std::vector<std::vector<TokenId>> prompts;
   for (const char* text : {"The history of the city", "When the war was over, the old man",
                            "The committee said that"}) {

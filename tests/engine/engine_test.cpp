@@ -301,7 +301,8 @@ TEST(EngineTest, LongPromptPrefillsInChunksWhileStreamsDecode) {
   // so the long prompt arrives while the stream is decoding. The collector
   // is told last: once it has the final event, the callback touches nothing.
   const uint64_t stream_id = engine.submit(request_for(0, 10, 40), [&](const EngineEvent& ev) {
-    if (!long_submitted.exchange(true)) long_id = engine.submit(request_for(1, 4096, 4), long_events);
+    if (!long_submitted.exchange(true))
+      long_id = engine.submit(request_for(1, 4096, 4), long_events);
     stream_events(ev);
   });
   std::map<int, Outcome> out = c.wait(2);
@@ -351,7 +352,8 @@ TEST(EngineTest, InteractiveAdmittedBeforeQueuedBatch) {
   // waiting together when the slot frees.
   ids[0] = engine.submit(request_for(0, 8, 6), [&](const EngineEvent& ev) {
     if (!queued.exchange(true)) {
-      GenerateRequest b1 = request_for(1, 8, 2), b2 = request_for(2, 8, 2), i3 = request_for(3, 8, 2);
+      GenerateRequest b1 = request_for(1, 8, 2), b2 = request_for(2, 8, 2),
+                      i3 = request_for(3, 8, 2);
       b1.priority = b2.priority = Priority::kBatch;
       ids[1] = engine.submit(b1, c.callback(1));
       ids[2] = engine.submit(b2, c.callback(2));

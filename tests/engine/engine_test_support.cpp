@@ -25,7 +25,8 @@ const LoadedModel& test_model() {
     GgufWriter writer;
     int64_t n_vocab = 0;
     for (auto& [key, value] : import_hf_tokenizer(resolve_hf_tokenizer_dir("llama2"))) {
-      if (key == "tokenizer.ggml.tokens") n_vocab = static_cast<int64_t>(value.as_array()->items.size());
+      if (key == "tokenizer.ggml.tokens")
+        n_vocab = static_cast<int64_t>(value.as_array()->items.size());
       writer.set(key, std::move(value));
     }
     ModelConfig c;
@@ -40,8 +41,11 @@ const LoadedModel& test_model() {
     c.n_vocab = n_vocab;
     c.rms_norm_eps = 1e-5f;
     c.rope_freq_base = 10000.0f;
-    add_random_model(writer, RandomModelOptions{.config = c, .type = WeightType::kF32, .seed = 7,
-                                                .name = "engine-test", .rope_scaling = std::nullopt});
+    add_random_model(writer, RandomModelOptions{.config = c,
+                                                .type = WeightType::kF32,
+                                                .seed = 7,
+                                                .name = "engine-test",
+                                                .rope_scaling = std::nullopt});
     writer.write(path);
     std::unique_ptr<LoadedModel> loaded = LoadedModel::open(path);
     std::filesystem::remove(path);

@@ -40,7 +40,8 @@ struct Fixture {
   Sequence* add(uint64_t id, int64_t n_prompt, Priority priority = Priority::kInteractive,
                 int64_t max_tokens = 100, int32_t first = 3) {
     GenerateRequest request;
-    for (int64_t i = 0; i < n_prompt; ++i) request.prompt.push_back(first + static_cast<int32_t>(i % 60));
+    for (int64_t i = 0; i < n_prompt; ++i)
+      request.prompt.push_back(first + static_cast<int32_t>(i % 60));
     request.max_tokens = max_tokens;
     request.priority = priority;
     auto seq = std::make_unique<Sequence>(id, id, std::move(request), nullptr, tokenizer);

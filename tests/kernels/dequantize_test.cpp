@@ -53,7 +53,8 @@ void fill_pattern(Bytes& bytes, size_t begin, size_t end, uint8_t seed) {
 TEST(Dequantize, F32IsACopy) {
   const float values[] = {1.5f, -0.0f, 3e38f, -1e-40f};
   Bytes bytes(sizeof(values));
-  for (size_t i = 0; i < sizeof(values); ++i) bytes.u8(i, reinterpret_cast<const uint8_t*>(values)[i]);
+  for (size_t i = 0; i < sizeof(values); ++i)
+    bytes.u8(i, reinterpret_cast<const uint8_t*>(values)[i]);
   const std::vector<float> out = decode(WeightType::kF32, bytes, 4);
   EXPECT_EQ(std::memcmp(out.data(), values, sizeof(values)), 0);
 }
@@ -150,7 +151,9 @@ int spec_k_low4(const Bytes& bytes, size_t qs_at, int e) {
 }
 
 // Fifth bit of element e: bit (e / 32) of qh[e % 32].
-int spec_q5_high(const Bytes& bytes, size_t qh_at, int e) { return (bytes.get(qh_at + e % 32) >> (e / 32)) & 1; }
+int spec_q5_high(const Bytes& bytes, size_t qh_at, int e) {
+  return (bytes.get(qh_at + e % 32) >> (e / 32)) & 1;
+}
 
 void put_k4_header(Bytes& bytes, size_t at, uint16_t d, uint16_t dmin) {
   bytes.u16(at, d);
@@ -162,9 +165,11 @@ TEST(Dequantize, Q4_K) {
   Bytes bytes(2 * 144);
   put_k4_header(bytes, 0, kHalf0_5, kHalf0_25);
   fill_pattern(bytes, 16, 144, 11);
-  bytes.u8(16 + 0, 0x9a);    // element 0: nibble 10 (sub-block 0); element 32: nibble 9 (sub-block 1)
-  bytes.u8(16 + 104, 0x3f);  // element 200: nibble 15 (sub-block 6); element 232: nibble 3 (sub-block 7)
-  bytes.u8(16 + 127, 0x70);  // element 223: nibble 0 (sub-block 6); element 255: nibble 7 (sub-block 7)
+  bytes.u8(16 + 0, 0x9a);  // element 0: nibble 10 (sub-block 0); element 32: nibble 9 (sub-block 1)
+  bytes.u8(16 + 104,
+           0x3f);  // element 200: nibble 15 (sub-block 6); element 232: nibble 3 (sub-block 7)
+  bytes.u8(16 + 127,
+           0x70);  // element 223: nibble 0 (sub-block 6); element 255: nibble 7 (sub-block 7)
   put_k4_header(bytes, 144, kHalf2, kHalf0_5);  // second block: other d, dmin
   fill_pattern(bytes, 160, 288, 3);
 
@@ -208,7 +213,8 @@ TEST(Dequantize, Q5_K) {
   for (int b = 0; b < 2; ++b) {
     const double d = b == 0 ? 0.5 : 2.0, dmin = b == 0 ? 0.25 : 0.5;
     for (int e = 0; e < 256; ++e) {
-      const int q = spec_k_low4(bytes, 176 * b + kQs, e) + 16 * spec_q5_high(bytes, 176 * b + kQh, e);
+      const int q =
+          spec_k_low4(bytes, 176 * b + kQs, e) + 16 * spec_q5_high(bytes, 176 * b + kQh, e);
       const double expected = d * kSc[e / 32] * q - dmin * kMin[e / 32];
       ASSERT_EQ(out[256 * b + e], expected) << "block " << b << " element " << e;
     }
@@ -295,7 +301,8 @@ TEST(DequantizeDeathTest, SizeMismatchIsABug) {
   std::vector<float> out(255);
   EXPECT_DEATH(dequantize(WeightType::kQ4_K, bytes.span(), out), "");
   std::vector<float> one(1);
-  EXPECT_DEATH(dequantize(WeightType::kQ4_1, Bytes(20).span(), std::span<float>(out).first(32)), "");
+  EXPECT_DEATH(dequantize(WeightType::kQ4_1, Bytes(20).span(), std::span<float>(out).first(32)),
+               "");
   EXPECT_DEATH(dequantize(WeightType::kF16, Bytes(3).span(), one), "");
 }
 

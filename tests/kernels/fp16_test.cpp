@@ -134,7 +134,8 @@ TEST(Fp32ToFp16, EveryHalfRoundTrips) {
 class NearestHalf {
  public:
   NearestHalf() {
-    for (uint32_t h = 0; h < 0x7c00; ++h) values_.push_back(static_cast<double>(fp16_to_fp32(static_cast<uint16_t>(h))));
+    for (uint32_t h = 0; h < 0x7c00; ++h)
+      values_.push_back(static_cast<double>(fp16_to_fp32(static_cast<uint16_t>(h))));
   }
   uint16_t operator()(float f) const {
     const double magnitude = std::fabs(static_cast<double>(f));
@@ -142,11 +143,14 @@ class NearestHalf {
     if (magnitude >= 65520.0) return sign | 0x7c00;
     if (magnitude > 65504.0) return sign | 0x7bff;
     // values_ is sorted and values_[i] is the value of pattern i.
-    const size_t above = std::lower_bound(values_.begin(), values_.end(), magnitude) - values_.begin();
+    const size_t above =
+        std::lower_bound(values_.begin(), values_.end(), magnitude) - values_.begin();
     if (values_[above] == magnitude) return static_cast<uint16_t>(sign | above);
     const size_t below = above - 1;
     const double to_below = magnitude - values_[below], to_above = values_[above] - magnitude;
-    size_t pick = to_below < to_above ? below : to_above < to_below ? above : (below % 2 == 0 ? below : above);
+    size_t pick = to_below < to_above   ? below
+                  : to_above < to_below ? above
+                                        : (below % 2 == 0 ? below : above);
     return static_cast<uint16_t>(sign | pick);
   }
   const std::vector<double>& values() const { return values_; }
@@ -211,7 +215,8 @@ TEST(Bf16, FromFp32RoundsToNearestEven) {
 }
 
 TEST(Bf16, NanIsQuietAndKeepsSign) {
-  EXPECT_EQ(fp32_to_bf16(float_of(0x7f800001u)), 0x7fc0);  // would round to inf without the NaN rule
+  EXPECT_EQ(fp32_to_bf16(float_of(0x7f800001u)),
+            0x7fc0);  // would round to inf without the NaN rule
   EXPECT_EQ(fp32_to_bf16(float_of(0xff800001u)), 0xffc0);
   EXPECT_EQ(fp32_to_bf16(float_of(0x7fc00000u)), 0x7fc0);
   EXPECT_EQ(fp32_to_bf16(float_of(0x7fa50000u)), 0x7fe5);  // payload kept, quiet bit set

@@ -56,7 +56,9 @@ TEST(QuantBlocks, PackUnpackEveryValueInEverySlot) {
   for (int slot = 0; slot < 8; ++slot) {
     for (int v = 0; v < 64; ++v) {
       std::array<ScaleMin6, 8> values{};
-      for (int j = 0; j < 8; ++j) values[j] = {static_cast<uint8_t>((j * 7 + 3) & 63), static_cast<uint8_t>((j * 13 + 5) & 63)};
+      for (int j = 0; j < 8; ++j)
+        values[j] = {static_cast<uint8_t>((j * 7 + 3) & 63),
+                     static_cast<uint8_t>((j * 13 + 5) & 63)};
       values[slot] = {static_cast<uint8_t>(v), static_cast<uint8_t>(63 - v)};
       const std::array<uint8_t, 12> packed = pack_k4_scales_mins(values);
       for (int j = 0; j < 8; ++j) {

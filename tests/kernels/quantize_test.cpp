@@ -163,8 +163,8 @@ TEST(QuantizeRoundTrip, NormalAndUniformDataWithinBounds) {
   for (const ErrorBound& bound : kBounds) {
     const double normal_error = relative_rmse(normal, round_trip(bound.type, normal));
     const double uniform_error = relative_rmse(uniform, round_trip(bound.type, uniform));
-    std::printf("%-5s normal %.5f uniform %.5f\n", std::string(weight_type_name(bound.type)).c_str(),
-                normal_error, uniform_error);
+    std::printf("%-5s normal %.5f uniform %.5f\n",
+                std::string(weight_type_name(bound.type)).c_str(), normal_error, uniform_error);
     EXPECT_LE(normal_error, bound.normal) << weight_type_name(bound.type);
     EXPECT_LE(uniform_error, bound.uniform) << weight_type_name(bound.type);
   }
@@ -181,7 +181,8 @@ TEST(QuantizeRoundTrip, FinerTypesAreMoreAccurate) {
 
 TEST(QuantizeRoundTrip, Deterministic) {
   const std::vector<float> values = normal_values(4096, 7);
-  for (WeightType type : kAllTypes) EXPECT_EQ(quantize(type, values), quantize(type, values)) << weight_type_name(type);
+  for (WeightType type : kAllTypes)
+    EXPECT_EQ(quantize(type, values), quantize(type, values)) << weight_type_name(type);
 }
 
 // ---- edge cases ---------------------------------------------------------------
@@ -190,7 +191,8 @@ TEST(QuantizeEdge, AllZeroDecodesToZero) {
   const std::vector<float> zeros(1024, 0.0f);
   for (WeightType type : kAllTypes) {
     const std::vector<float> decoded = round_trip(type, zeros);
-    for (size_t i = 0; i < decoded.size(); ++i) ASSERT_EQ(decoded[i], 0.0f) << weight_type_name(type) << " " << i;
+    for (size_t i = 0; i < decoded.size(); ++i)
+      ASSERT_EQ(decoded[i], 0.0f) << weight_type_name(type) << " " << i;
   }
 }
 
@@ -203,7 +205,8 @@ TEST(QuantizeEdge, ConstantBlocks) {
         // fp16 scales and 6-bit sub-scales: within 0.4% of the constant, or
         // 3e-5 where a K-quant's fp16 super-scale (c / 15 / 63 for Q4_K) falls
         // into fp16's subnormal range (below 6.1e-5) and keeps fewer bits.
-        ASSERT_NEAR(decoded[i], c, std::max(std::fabs(c) * 0.004f, 3e-5f)) << weight_type_name(type) << " c=" << c << " i=" << i;
+        ASSERT_NEAR(decoded[i], c, std::max(std::fabs(c) * 0.004f, 3e-5f))
+            << weight_type_name(type) << " c=" << c << " i=" << i;
       }
     }
   }

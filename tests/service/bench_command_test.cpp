@@ -24,7 +24,8 @@ TEST(NearestRankPercentiles, PicksMeasuredSamples) {
   EXPECT_EQ(one.p50, 7.0);
   EXPECT_EQ(one.p99, 7.0);
   // 1..10 shuffled: p50 = 5th, p90 = 9th, p99 = 10th.
-  strata::LatencyPercentiles ten = strata::nearest_rank_percentiles({4, 9, 1, 10, 2, 8, 3, 7, 5, 6});
+  strata::LatencyPercentiles ten =
+      strata::nearest_rank_percentiles({4, 9, 1, 10, 2, 8, 3, 7, 5, 6});
   EXPECT_EQ(ten.p50, 5.0);
   EXPECT_EQ(ten.p90, 9.0);
   EXPECT_EQ(ten.p99, 10.0);
@@ -60,9 +61,12 @@ class BenchCommandTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     model_ = strata::testing::test_model_path("bench_command_qwen3.gguf");
-    CommandResult made = run_shell(kStrata + " dev make-model --arch qwen3 --tokenizer qwen3 --hidden 64"
-                                   " --layers 2 --heads 4 --kv-heads 2 --ffn 128 --ctx 1024 --type q8_0"
-                                   " --seed 3 -o " + model_);
+    CommandResult made =
+        run_shell(kStrata +
+                  " dev make-model --arch qwen3 --tokenizer qwen3 --hidden 64"
+                  " --layers 2 --heads 4 --kv-heads 2 --ffn 128 --ctx 1024 --type q8_0"
+                  " --seed 3 -o " +
+                  model_);
     ASSERT_EQ(made.exit_code, 0) << made.errors;
   }
 
@@ -133,9 +137,9 @@ TEST_F(BenchCommandTest, ConcurrencyDefaultsRequestsToConcurrency) {
 TEST_F(BenchCommandTest, SingleSequenceModeKeepsItsKeys) {
   nlohmann::json out = bench_json("--prompt-tokens 32 --gen-tokens 4");
   EXPECT_EQ(out["bench"], "cpu");
-  for (const char* key : {"model", "arch", "backend", "threads", "simd", "kv_type", "prompt_tokens", "prefill_tok_s",
-                          "gen_tokens", "decode_tok_s", "decode_weight_bytes", "read_gb_per_s",
-                          "decode_ceiling_tok_s", "decode_ratio_to_ceiling"}) {
+  for (const char* key : {"model", "arch", "backend", "threads", "simd", "kv_type", "prompt_tokens",
+                          "prefill_tok_s", "gen_tokens", "decode_tok_s", "decode_weight_bytes",
+                          "read_gb_per_s", "decode_ceiling_tok_s", "decode_ratio_to_ceiling"}) {
     EXPECT_TRUE(out.contains(key)) << key;
   }
   EXPECT_FALSE(out.contains("ttft_ms"));

@@ -30,10 +30,12 @@ class MakeModelTest : public testing::TestWithParam<ModelCase> {};
 
 TEST_P(MakeModelTest, WritesModelThatInfoDescribes) {
   const ModelCase& c = GetParam();
-  std::string path = temp_model(std::string("cli_") + c.arch + "_" + c.tokenizer + "_" + c.type + ".gguf");
-  CommandResult made = run(std::string("dev make-model --arch ") + c.arch + " --tokenizer " + c.tokenizer +
-                           " --hidden 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --ctx 1024 --type " +
-                           c.type + " --seed 7 -o " + path);
+  std::string path =
+      temp_model(std::string("cli_") + c.arch + "_" + c.tokenizer + "_" + c.type + ".gguf");
+  CommandResult made =
+      run(std::string("dev make-model --arch ") + c.arch + " --tokenizer " + c.tokenizer +
+          " --hidden 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --ctx 1024 --type " + c.type +
+          " --seed 7 -o " + path);
   ASSERT_EQ(made.exit_code, 0) << made.errors;
 
   CommandResult info = run("info --json " + path);
@@ -50,7 +52,8 @@ TEST_P(MakeModelTest, WritesModelThatInfoDescribes) {
   EXPECT_EQ(j["kv_bytes_per_token"], 2 * 2 * 2 * 64 * 2);
   EXPECT_TRUE(j["tensor_types"].contains(c.type)) << j["tensor_types"].dump();
   EXPECT_TRUE(j["tensor_types"].contains("f32"));  // norms stay f32
-  // embedding + output (256 x vocab each) + per layer (4 attn matrices + 3 ffn + 2 norms) + final norm
+  // embedding + output (256 x vocab each) + per layer (4 attn matrices + 3 ffn + 2 norms) + final
+  // norm
   uint64_t attn = 256 * 256 + 2 * 256 * 128 + 256 * 256;
   uint64_t ffn = 3 * 256 * 512;
   uint64_t expected = 2ull * 256 * c.vocab_size + 2 * (attn + ffn + 2 * 256) + 256;
@@ -61,8 +64,8 @@ TEST_P(MakeModelTest, WritesModelThatInfoDescribes) {
   // The same seed gives the same bytes.
   std::string again = path + ".again.gguf";
   ASSERT_EQ(run(std::string("dev make-model --arch ") + c.arch + " --tokenizer " + c.tokenizer +
-                " --hidden 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --ctx 1024 --type " + c.type +
-                " --seed 7 -o " + again)
+                " --hidden 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --ctx 1024 --type " +
+                c.type + " --seed 7 -o " + again)
                 .exit_code,
             0);
   EXPECT_EQ(strata::testing::read_file(path), strata::testing::read_file(again));
@@ -83,7 +86,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(CliTest, ChatTemplateFileReplacesTheTokenizers) {
   std::string path = temp_model("cli_llama2_template.gguf");
   std::string tmpl = std::string(STRATA_SOURCE_DIR) + "/tests/data/chat_templates/llama2.jinja";
-  CommandResult made = run("dev make-model --tokenizer llama2 --chat-template " + tmpl + " -o " + path);
+  CommandResult made =
+      run("dev make-model --tokenizer llama2 --chat-template " + tmpl + " -o " + path);
   ASSERT_EQ(made.exit_code, 0) << made.errors;
   CommandResult info = run("info --json " + path);
   ASSERT_EQ(info.exit_code, 0) << info.errors;

@@ -29,9 +29,12 @@ class RunCommandTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     model_ = strata::testing::test_model_path("run_command_qwen3.gguf");
-    CommandResult made = run_shell(kStrata + " dev make-model --arch qwen3 --tokenizer qwen3 --hidden 128"
-                                   " --layers 2 --heads 4 --kv-heads 2 --ffn 256 --ctx 256 --type q8_0"
-                                   " --seed 5 -o " + model_);
+    CommandResult made =
+        run_shell(kStrata +
+                  " dev make-model --arch qwen3 --tokenizer qwen3 --hidden 128"
+                  " --layers 2 --heads 4 --kv-heads 2 --ffn 256 --ctx 256 --type q8_0"
+                  " --seed 5 -o " +
+                  model_);
     ASSERT_EQ(made.exit_code, 0) << made.errors;
   }
 
@@ -48,7 +51,8 @@ std::string RunCommandTest::model_;
 
 TEST_F(RunCommandTest, JsonHasPromptTokensTextAndSpeeds) {
   nlohmann::json out = run_json("-p 'Hello there' -n 12 --temp 0");
-  EXPECT_EQ(out["prompt_tokens"], nlohmann::json::parse("[9707, 1052]"));  // Qwen3: "Hello", " there"
+  EXPECT_EQ(out["prompt_tokens"],
+            nlohmann::json::parse("[9707, 1052]"));  // Qwen3: "Hello", " there"
   ASSERT_TRUE(out["tokens"].is_array());
   EXPECT_LE(out["tokens"].size(), 12u);
   EXPECT_TRUE(out["text"].is_string());
@@ -59,9 +63,12 @@ TEST_F(RunCommandTest, JsonHasPromptTokensTextAndSpeeds) {
 TEST_F(RunCommandTest, GreedyAndSeededRunsRepeat) {
   EXPECT_EQ(run_json("-p 'Once upon a time' -n 16 --temp 0")["tokens"],
             run_json("-p 'Once upon a time' -n 16 --temp 0 --seed 99")["tokens"]);
-  nlohmann::json a = run_json("-p 'Once upon a time' -n 16 --temp 1.5 --top-k 0 --top-p 1 --min-p 0 --seed 7 --ignore-eos");
-  nlohmann::json b = run_json("-p 'Once upon a time' -n 16 --temp 1.5 --top-k 0 --top-p 1 --min-p 0 --seed 7 --ignore-eos");
-  nlohmann::json c = run_json("-p 'Once upon a time' -n 16 --temp 1.5 --top-k 0 --top-p 1 --min-p 0 --seed 8 --ignore-eos");
+  nlohmann::json a = run_json(
+      "-p 'Once upon a time' -n 16 --temp 1.5 --top-k 0 --top-p 1 --min-p 0 --seed 7 --ignore-eos");
+  nlohmann::json b = run_json(
+      "-p 'Once upon a time' -n 16 --temp 1.5 --top-k 0 --top-p 1 --min-p 0 --seed 7 --ignore-eos");
+  nlohmann::json c = run_json(
+      "-p 'Once upon a time' -n 16 --temp 1.5 --top-k 0 --top-p 1 --min-p 0 --seed 8 --ignore-eos");
   EXPECT_EQ(a["tokens"], b["tokens"]);
   EXPECT_NE(a["tokens"], c["tokens"]);
   EXPECT_EQ(a["tokens"].size(), 16u);
@@ -69,7 +76,8 @@ TEST_F(RunCommandTest, GreedyAndSeededRunsRepeat) {
 }
 
 TEST_F(RunCommandTest, ReadsPromptFromStandardInputAndAppliesChatFormat) {
-  CommandResult r = run_shell("printf 'Hi' | " + kStrata + " run -m " + model_ + " --chat -n 4 --json --temp 0");
+  CommandResult r =
+      run_shell("printf 'Hi' | " + kStrata + " run -m " + model_ + " --chat -n 4 --json --temp 0");
   ASSERT_EQ(r.exit_code, 0) << r.errors;
   // <|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n
   EXPECT_EQ(nlohmann::json::parse(r.output)["prompt_tokens"],
@@ -77,7 +85,8 @@ TEST_F(RunCommandTest, ReadsPromptFromStandardInputAndAppliesChatFormat) {
 }
 
 TEST_F(RunCommandTest, StreamsTextAndReportsSpeedsOnStandardError) {
-  CommandResult r = run_shell(kStrata + " run -m " + model_ + " -p Hello -n 8 --temp 0 --ignore-eos");
+  CommandResult r =
+      run_shell(kStrata + " run -m " + model_ + " -p Hello -n 8 --temp 0 --ignore-eos");
   ASSERT_EQ(r.exit_code, 0) << r.errors;
   nlohmann::json greedy = run_json("-p Hello -n 8 --temp 0 --ignore-eos");
   EXPECT_EQ(r.output, greedy["text"].get<std::string>() + "\n");
@@ -95,7 +104,8 @@ TEST_F(RunCommandTest, DefaultMaxTokensFitsTheContext) {
 TEST_F(RunCommandTest, RequestsThatDoNotFitGiveClearErrors) {
   CommandResult too_long = run_shell(kStrata + " run -m " + model_ + " -p Hello -n 1000");
   EXPECT_EQ(too_long.exit_code, 1);
-  EXPECT_NE(too_long.errors.find("exceeds the context length (256)"), std::string::npos) << too_long.errors;
+  EXPECT_NE(too_long.errors.find("exceeds the context length (256)"), std::string::npos)
+      << too_long.errors;
   CommandResult missing = run_shell(kStrata + " run -m /nonexistent.gguf -p Hello");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.errors.find("/nonexistent.gguf"), std::string::npos) << missing.errors;
@@ -108,9 +118,11 @@ TEST_F(RunCommandTest, CtrlCStopsGenerationCleanly) {
   // A long context so that generation is certainly still running when the
   // signal comes: 8,000 tokens take many seconds.
   const std::string model = strata::testing::test_model_path("run_command_long_ctx.gguf");
-  CommandResult made = run_shell(kStrata + " dev make-model --hidden 64 --layers 1 --ctx 8192 -o " + model);
+  CommandResult made =
+      run_shell(kStrata + " dev make-model --hidden 64 --layers 1 --ctx 8192 -o " + model);
   ASSERT_EQ(made.exit_code, 0) << made.errors;
-  const std::string err = (std::filesystem::temp_directory_path() / "strata_run_test_sigint").string();
+  const std::string err =
+      (std::filesystem::temp_directory_path() / "strata_run_test_sigint").string();
   int out[2];
   ASSERT_EQ(pipe(out), 0);
   pid_t pid = fork();

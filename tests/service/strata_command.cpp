@@ -39,7 +39,9 @@ CommandResult run_shell(const std::string& command_line) {
   return result;
 }
 
-CommandResult run_strata(const std::string& args) { return run_shell(strata_binary() + " " + args); }
+CommandResult run_strata(const std::string& args) {
+  return run_shell(strata_binary() + " " + args);
+}
 
 std::string test_model_path(const std::string& name) {
   std::filesystem::path dir = std::filesystem::path(STRATA_BINARY_DIR) / "test-models";

@@ -43,7 +43,9 @@ class TiersBenchTest : public testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  int64_t block_bytes() const { return strata::KvLayout::for_model(model_->config()).block_bytes(); }
+  int64_t block_bytes() const {
+    return strata::KvLayout::for_model(model_->config()).block_bytes();
+  }
 
   static std::string model_path_;
   static std::unique_ptr<strata::LoadedModel> model_;
@@ -71,8 +73,8 @@ TEST_F(TiersBenchTest, MovesEveryBlockBothWaysAndMeasuresTheCeiling) {
 }
 
 TEST_F(TiersBenchTest, BlocksSmallerThanASlotMoveWholeSlots) {
-  const strata::TierMoveResult r =
-      strata::measure_tier_moves({.dir = dir_, .block_bytes = 5000, .block_tokens = 4, .n_blocks = 10});
+  const strata::TierMoveResult r = strata::measure_tier_moves(
+      {.dir = dir_, .block_bytes = 5000, .block_tokens = 4, .n_blocks = 10});
   EXPECT_EQ(r.slot_bytes, 8192);
   EXPECT_EQ(r.bytes, 10 * 8192);
   EXPECT_GT(r.tier_read_s, 0.0);
@@ -112,9 +114,9 @@ TEST_F(TiersBenchTest, ReportsOneJsonObjectAndCleansUp) {
       {.model_path = model_path_, .cache_dir = dir_, .n_blocks = 32,
        .prompt_tokens = {100, 4096, 8192}, .n_threads = 2});
   EXPECT_EQ(out["bench"], "tiers");
-  expect_keys(out, {"model", "arch", "context_length", "threads", "kv_type", "cache_dir", "filesystem", "direct_io",
-                    "block_tokens", "block_bytes", "slot_bytes", "move", "ttft", "t0", "notes",
-                    "ceiling"});
+  expect_keys(out, {"model", "arch", "context_length", "threads", "kv_type", "cache_dir",
+                    "filesystem", "direct_io", "block_tokens", "block_bytes", "slot_bytes", "move",
+                    "ttft", "t0", "notes", "ceiling"});
   EXPECT_EQ(out["block_bytes"], 4096);
   EXPECT_EQ(out["threads"], 2);
   const nlohmann::ordered_json& move = out["move"];
@@ -150,8 +152,9 @@ TEST_F(TiersBenchTest, ReportsOneJsonObjectAndCleansUp) {
 }
 
 TEST_F(TiersBenchTest, CommandLine) {
-  CommandResult r = run_shell(kStrata + " bench tiers -m " + model_path_ +
-                              " -t 2 --blocks 16 --prompt-tokens 40,48 --cache-dir " + dir_.string());
+  CommandResult r =
+      run_shell(kStrata + " bench tiers -m " + model_path_ +
+                " -t 2 --blocks 16 --prompt-tokens 40,48 --cache-dir " + dir_.string());
   ASSERT_EQ(r.exit_code, 0) << r.errors;
   const nlohmann::json out = nlohmann::json::parse(r.output);
   EXPECT_EQ(out["bench"], "tiers");

@@ -91,8 +91,8 @@ TEST(ChatFormatReferenceTest, NativeRenderingMatchesJinja) {
   const json templates = read_json(kDataDir + "/chat_templates/templates.json");
   for (const json& spec : templates["templates"]) {
     const std::string name = spec["name"];
-    const ChatFormat format =
-        detect_chat_format(read_file(kDataDir + "/chat_templates/" + spec["file"].get<std::string>()));
+    const ChatFormat format = detect_chat_format(
+        read_file(kDataDir + "/chat_templates/" + spec["file"].get<std::string>()));
     EXPECT_EQ(chat_family_name(format.family), spec["family"].get<std::string>()) << name;
     EXPECT_FALSE(format.is_fallback) << name;
     formats[name] = format;

@@ -49,9 +49,11 @@ const nlohmann::json& golden_model(const std::string& name) {
 std::string make_model(const nlohmann::json& golden, const std::string& type) {
   std::filesystem::path dir = std::filesystem::path(STRATA_BINARY_DIR) / "test-models";
   std::filesystem::create_directories(dir);
-  std::string path = (dir / ("golden_" + golden["name"].get<std::string>() + "_" + type + ".gguf")).string();
+  std::string path =
+      (dir / ("golden_" + golden["name"].get<std::string>() + "_" + type + ".gguf")).string();
   std::string command = std::string(STRATA_BINARY_DIR) + "/service/strata dev make-model";
-  for (const nlohmann::json& arg : golden["make_model_args"]) command += " '" + arg.get<std::string>() + "'";
+  for (const nlohmann::json& arg : golden["make_model_args"])
+    command += " '" + arg.get<std::string>() + "'";
   command += " --type " + type + " -o " + path + " 2>/dev/null";
   int status = std::system(command.c_str());
   if (status != 0) throw std::runtime_error("failed: " + command);
@@ -61,7 +63,8 @@ std::string make_model(const nlohmann::json& golden, const std::string& type) {
 // Logits at every position of `tokens`, in one prefill, f32 KV.
 std::vector<float> all_logits(ModelRuntime& runtime, const std::vector<TokenId>& tokens) {
   std::vector<BlockId> table;
-  for (int64_t i = 0; i < runtime.kv_layout().blocks_for(static_cast<int64_t>(tokens.size())); ++i) {
+  for (int64_t i = 0; i < runtime.kv_layout().blocks_for(static_cast<int64_t>(tokens.size()));
+       ++i) {
     table.push_back(*runtime.kv_blocks().allocate());
   }
   BatchSequence seq{.tokens = tokens, .n_past = 0, .block_table = table, .all_logits = true};
@@ -120,12 +123,14 @@ TEST_P(HfGoldenTest, FloatWeightsMatchTransformers) {
         const nlohmann::json& expected = positions[pos];
         for (size_t i = 0; i < expected["ids"].size(); ++i) {
           const int64_t id = expected["ids"][i];
-          const double diff = std::abs(logits[pos * n_vocab + id] - expected["logits"][i].get<double>());
+          const double diff =
+              std::abs(logits[pos * n_vocab + id] - expected["logits"][i].get<double>());
           max_diff = std::max(max_diff, diff);
         }
       }
       EXPECT_LE(max_diff, tolerance) << name() << " " << type << ": " << prompt["text"];
-      EXPECT_EQ(greedy(runtime, *model, ids, 32), prompt["greedy_" + type].get<std::vector<TokenId>>())
+      EXPECT_EQ(greedy(runtime, *model, ids, 32),
+                prompt["greedy_" + type].get<std::vector<TokenId>>())
           << name() << " " << type << ": " << prompt["text"];
       std::cout << name() << (cuda() ? " cuda " : " cpu ") << type
                 << " max |logit - HF| = " << max_diff << "\n";
@@ -139,7 +144,8 @@ TEST_P(HfGoldenTest, FloatWeightsMatchTransformers) {
 TEST_P(HfGoldenTest, QuantizedWeightsAgreeWithF32Reference) {
   const nlohmann::json& golden = golden_model(name());
   // The CUDA kernels read every type Strata computes with: all are run there.
-  std::vector<std::pair<std::string, double>> types = {{"q8_0", 0.90}, {"q6_k", 0.0}, {"q4_k", 0.0}};
+  std::vector<std::pair<std::string, double>> types = {
+      {"q8_0", 0.90}, {"q6_k", 0.0}, {"q4_k", 0.0}};
   if (cuda()) types.insert(types.end(), {{"q5_k", 0.0}, {"q4_0", 0.0}, {"bf16", 0.90}});
   for (const auto& [type, required] : types) {
     std::unique_ptr<LoadedModel> model = LoadedModel::open(make_model(golden, type));
@@ -154,7 +160,8 @@ TEST_P(HfGoldenTest, QuantizedWeightsAgreeWithF32Reference) {
       // position p, and from the last prompt position on, the greedy tokens.
       const size_t n_prompt = ids.size();
       std::vector<TokenId> want;
-      for (size_t p = 0; p + 1 < n_prompt; ++p) want.push_back(prompt["positions_f32"][p]["ids"][0]);
+      for (size_t p = 0; p + 1 < n_prompt; ++p)
+        want.push_back(prompt["positions_f32"][p]["ids"][0]);
       want.insert(want.end(), continuation.begin(), continuation.end());
       std::vector<TokenId> sequence = ids;
       sequence.insert(sequence.end(), continuation.begin(), continuation.end() - 1);

@@ -312,9 +312,14 @@ TEST(CudaBackendTest, BlocksRoundTripThroughTheCopyStream) {
   const BlockCopy down{.direction = Direction::kToHost, .device_block = first,
                        .host = host.data(slot_a), .tag = 1};
   copier.copy(std::span(&down, 1));
-  const std::vector<BlockCopy> up_and_back = {
-      {.direction = Direction::kToDevice, .device_block = other, .host = host.data(slot_a), .tag = 2},
-      {.direction = Direction::kToHost, .device_block = other, .host = host.data(slot_b), .tag = 3}};
+  const std::vector<BlockCopy> up_and_back = {{.direction = Direction::kToDevice,
+                                               .device_block = other,
+                                               .host = host.data(slot_a),
+                                               .tag = 2},
+                                              {.direction = Direction::kToHost,
+                                               .device_block = other,
+                                               .host = host.data(slot_b),
+                                               .tag = 3}};
   copier.copy(up_and_back);
   copier.wait_idle();
   EXPECT_EQ(copier.take_completed(), (std::vector<uint64_t>{1, 2, 3}));

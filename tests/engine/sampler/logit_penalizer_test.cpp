@@ -85,7 +85,8 @@ TEST(LogitPenalizerTest, ListedPenaltiesReproduceApply) {
   const std::vector<int32_t> generated = {3, 5, 5, 5, 8, 1};
   for (const PenaltyParams& params : cases) {
     LogitPenalizer penalizer(params);
-    std::vector<float> applied = {0.5f, -1.5f, 2.0f, 0.25f, -0.75f, 3.0f, 1.0f, -2.0f, 0.125f, 0.0f};
+    std::vector<float> applied = {0.5f, -1.5f, 2.0f,  0.25f,  -0.75f,
+                                  3.0f, 1.0f,  -2.0f, 0.125f, 0.0f};
     std::vector<float> listed = applied;
     penalizer.apply(applied, prompt, generated);
     std::vector<PenaltyCount> entries;

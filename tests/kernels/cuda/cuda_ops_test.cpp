@@ -122,7 +122,9 @@ TEST(CudaOpsTest, FinishQkvMatchesCpuBiasNormAndRope) {
           const auto q = random_floats(n_rows * q_dim, rng);
           const auto k = random_floats(n_rows * kv_dim, rng);
           const auto v = random_floats(n_rows * kv_dim, rng);
-          auto maybe = [&](int64_t n) { return qwen ? random_floats(n, rng) : std::vector<float>{}; };
+          auto maybe = [&](int64_t n) {
+            return qwen ? random_floats(n, rng) : std::vector<float>{};
+          };
           const auto bq = maybe(q_dim), bk = maybe(kv_dim), bv = maybe(kv_dim);
           const auto q_norm = maybe(head_dim), k_norm = maybe(head_dim);
           std::vector<int32_t> positions;

@@ -146,7 +146,8 @@ class ImportWeightsTest : public testing::Test {
     fs::create_directories(weights);
     if (sharded) {
       std::map<std::string, TestTensor> a, b;
-      for (const auto& [name, t] : tensors_) (name.find("layers.1.") == std::string::npos ? a : b)[name] = t;
+      for (const auto& [name, t] : tensors_)
+        (name.find("layers.1.") == std::string::npos ? a : b)[name] = t;
       write_safetensors((weights / "model-00001-of-00002.safetensors").string(), a);
       write_safetensors((weights / "model-00002-of-00002.safetensors").string(), b);
     } else {
@@ -191,13 +192,19 @@ TEST_F(ImportWeightsTest, F32ImportReproducesEveryTensor) {
               tensors_[h + "self_attn.q_proj.weight"].values);
     EXPECT_EQ(unpermute(read_tensor(file, g + "attn_k.weight"), kKvHeads, kHeadDim, kHidden),
               tensors_[h + "self_attn.k_proj.weight"].values);
-    EXPECT_NE(read_tensor(file, g + "attn_q.weight"), tensors_[h + "self_attn.q_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "attn_v.weight"), tensors_[h + "self_attn.v_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "attn_output.weight"), tensors_[h + "self_attn.o_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "ffn_gate.weight"), tensors_[h + "mlp.gate_proj.weight"].values);
+    EXPECT_NE(read_tensor(file, g + "attn_q.weight"),
+              tensors_[h + "self_attn.q_proj.weight"].values);
+    EXPECT_EQ(read_tensor(file, g + "attn_v.weight"),
+              tensors_[h + "self_attn.v_proj.weight"].values);
+    EXPECT_EQ(read_tensor(file, g + "attn_output.weight"),
+              tensors_[h + "self_attn.o_proj.weight"].values);
+    EXPECT_EQ(read_tensor(file, g + "ffn_gate.weight"),
+              tensors_[h + "mlp.gate_proj.weight"].values);
     EXPECT_EQ(read_tensor(file, g + "ffn_up.weight"), tensors_[h + "mlp.up_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "ffn_down.weight"), tensors_[h + "mlp.down_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "attn_norm.weight"), tensors_[h + "input_layernorm.weight"].values);
+    EXPECT_EQ(read_tensor(file, g + "ffn_down.weight"),
+              tensors_[h + "mlp.down_proj.weight"].values);
+    EXPECT_EQ(read_tensor(file, g + "attn_norm.weight"),
+              tensors_[h + "input_layernorm.weight"].values);
     EXPECT_EQ(read_tensor(file, g + "ffn_norm.weight"),
               tensors_[h + "post_attention_layernorm.weight"].values);
   }
@@ -242,7 +249,8 @@ TEST_F(ImportWeightsTest, MissingAndLeftOverTensorsAreErrors) {
   tensors_.erase("model.layers.0.self_attn.q_proj.weight");
   EXPECT_THROW(import(WeightType::kF32), std::runtime_error);
   tensors_["model.layers.0.self_attn.q_proj.weight"] = q;
-  tensors_["model.layers.0.self_attn.q_proj.bias"] = {{kHeads * kHeadDim}, std::vector<float>(kHeads * kHeadDim)};
+  tensors_["model.layers.0.self_attn.q_proj.bias"] = {{kHeads * kHeadDim},
+                                                      std::vector<float>(kHeads * kHeadDim)};
   EXPECT_THROW(import(WeightType::kF32), std::runtime_error);
 }
 

@@ -507,8 +507,9 @@ TEST_P(HttpProtocolTest, ChunkedResponseDecodes) {
 
 TEST_P(HttpProtocolTest, ExpectContinueGets100BeforeTheBody) {
   auto client = connect();
-  ASSERT_TRUE(client->send(
-      "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\nExpect: 100-continue\r\n\r\n"));
+  ASSERT_TRUE(
+      client->send("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\nExpect: "
+                   "100-continue\r\n\r\n"));
   ASSERT_TRUE(client->read_until("\r\n\r\n", 2000ms)) << "no 100 Continue: " << client->buffer();
   EXPECT_EQ(client->buffer(), "HTTP/1.1 100 Continue\r\n\r\n");
   client->buffer().clear();
@@ -576,7 +577,8 @@ TEST_P(HttpProtocolTest, ContentLengthOverTheLimitWithExpectIs413Without100) {
 
 TEST_P(HttpProtocolTest, ChunkedBodyOverTheLimitIs413) {
   auto client = connect();
-  std::string request = "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string request =
+      "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 4; ++i) request += "200\r\n" + std::string(512, 'b') + "\r\n";
   request += "0\r\n\r\n";
   ASSERT_TRUE(client->send(request));
@@ -596,9 +598,10 @@ TEST_P(HttpProtocolTest, BodiesAtTheLimitAreAccepted) {
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->status, 200);
   EXPECT_EQ(plain->body, body);
-  ASSERT_TRUE(client->send("POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "200\r\n" + body.substr(0, 512) + "\r\n200\r\n" + body.substr(512) +
-                           "\r\n0\r\n\r\n"));
+  ASSERT_TRUE(
+      client->send("POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "200\r\n" +
+                   body.substr(0, 512) + "\r\n200\r\n" + body.substr(512) + "\r\n0\r\n\r\n"));
   auto chunked = client->read_response();
   ASSERT_TRUE(chunked);
   EXPECT_EQ(chunked->status, 200);
@@ -618,7 +621,8 @@ TEST_P(HttpProtocolTest, GarbageRequestLineIs400) {
 
 TEST_P(HttpProtocolTest, BinaryGarbageIs400) {
   auto client = connect();
-  ASSERT_TRUE(client->send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 15)));
+  ASSERT_TRUE(
+      client->send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 15)));
   EXPECT_TRUE(client->wait_closed(2000ms));
   auto response = client->read_response(100ms);
   ASSERT_TRUE(response) << "a TLS hello got no response; got '" << client->buffer() << "'";
@@ -733,7 +737,8 @@ TEST_F(HttpServerTest, StalledBodyGets408) {
   options.request_timeout = 1s;
   start(options);
   auto client = connect(Transport::kTcp);
-  ASSERT_TRUE(client->send("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nabc"));
+  ASSERT_TRUE(
+      client->send("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nabc"));
   auto response = client->read_response(4000ms);
   ASSERT_TRUE(response) << client->buffer();
   EXPECT_EQ(response->status, 408);

@@ -10,7 +10,8 @@ namespace {
 using nlohmann::json;
 
 const TokenBytes kBytes = [](TokenId id) {
-  static const std::map<TokenId, std::string> vocab = {{1, "Hel"}, {2, "lo"}, {3, "!"}, {4, "\xC3"}};
+  static const std::map<TokenId, std::string> vocab = {
+      {1, "Hel"}, {2, "lo"}, {3, "!"}, {4, "\xC3"}};
   return vocab.at(id);
 };
 
@@ -36,14 +37,32 @@ TEST(ResponseFormatTest, ChatStreamWithIncludeUsage) {
   last.usage = {.prompt_tokens = 10, .cached_prompt_tokens = 4, .completion_tokens = 3};
   sse += stream.on_event(last);
   EXPECT_TRUE(stream.done());
-  const std::string head = R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m",)";
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m",)";
   const std::string expected =
-      "data: " + head + R"("choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null})" "\n\n"
-      "data: " + head + R"("choices":[{"index":0,"delta":{"content":"Hel"},"logprobs":null,"finish_reason":null}],"usage":null})" "\n\n"
-      "data: " + head + R"("choices":[{"index":0,"delta":{"content":"lo"},"logprobs":null,"finish_reason":null}],"usage":null})" "\n\n"
-      "data: " + head + R"("choices":[{"index":0,"delta":{"content":"!"},"logprobs":null,"finish_reason":null}],"usage":null})" "\n\n"
-      "data: " + head + R"("choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null})" "\n\n"
-      "data: " + head + R"("choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13,"prompt_tokens_details":{"cached_tokens":4}}})" "\n\n"
+      "data: " + head +
+      R"("choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null})"
+      "\n\n"
+      "data: " +
+      head +
+      R"("choices":[{"index":0,"delta":{"content":"Hel"},"logprobs":null,"finish_reason":null}],"usage":null})"
+      "\n\n"
+      "data: " +
+      head +
+      R"("choices":[{"index":0,"delta":{"content":"lo"},"logprobs":null,"finish_reason":null}],"usage":null})"
+      "\n\n"
+      "data: " +
+      head +
+      R"("choices":[{"index":0,"delta":{"content":"!"},"logprobs":null,"finish_reason":null}],"usage":null})"
+      "\n\n"
+      "data: " +
+      head +
+      R"("choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null})"
+      "\n\n"
+      "data: " +
+      head +
+      R"("choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13,"prompt_tokens_details":{"cached_tokens":4}}})"
+      "\n\n"
       "data: [DONE]\n\n";
   EXPECT_EQ(sse, expected);
   EXPECT_EQ(stream.on_event(last), "");  // nothing after [DONE]
@@ -133,12 +152,20 @@ TEST(ResponseFormatTest, CompletionStreamCarriesTextOffsets) {
   second.finish = EngineFinish::kStop;
   std::string sse = stream.on_event(first);
   sse += stream.on_event(second);
-  const std::string head = R"(data: {"id":"cmpl-1","object":"text_completion","created":5,"model":"m",)";
-  EXPECT_EQ(sse,
-            head + R"("choices":[{"index":0,"text":"Hel","logprobs":{"tokens":["Hel"],"token_logprobs":[-1.0],"top_logprobs":[{"Hel":-1.0}],"text_offset":[0]},"finish_reason":null}]})" "\n\n" +
-            head + R"("choices":[{"index":0,"text":"lo","logprobs":{"tokens":["lo"],"token_logprobs":[-2.0],"top_logprobs":[{"lo":-2.0}],"text_offset":[3]},"finish_reason":null}]})" "\n\n" +
-            head + R"("choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"stop"}]})" "\n\n"
-            "data: [DONE]\n\n");
+  const std::string head =
+      R"(data: {"id":"cmpl-1","object":"text_completion","created":5,"model":"m",)";
+  EXPECT_EQ(
+      sse,
+      head +
+          R"("choices":[{"index":0,"text":"Hel","logprobs":{"tokens":["Hel"],"token_logprobs":[-1.0],"top_logprobs":[{"Hel":-1.0}],"text_offset":[0]},"finish_reason":null}]})"
+          "\n\n" +
+          head +
+          R"("choices":[{"index":0,"text":"lo","logprobs":{"tokens":["lo"],"token_logprobs":[-2.0],"top_logprobs":[{"lo":-2.0}],"text_offset":[3]},"finish_reason":null}]})"
+          "\n\n" +
+          head +
+          R"("choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"stop"}]})"
+          "\n\n"
+          "data: [DONE]\n\n");
 }
 
 TEST(ResponseFormatTest, PartialUtf8TokenIsReplacedInTextButKeptInBytes) {

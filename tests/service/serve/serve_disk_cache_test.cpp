@@ -202,13 +202,14 @@ TEST_F(ServeDiskCacheTest, CacheEndpointsReportPersistAndClear) {
   EXPECT_NE(stats.output.find("persist none"), std::string::npos) << stats.output;
   CommandResult stats_json =
       strata::testing::run_strata("stats --json --server " + server.socket_path());
-  EXPECT_EQ(json::parse(stats_json.output)["tiers"].back()["blocks"], n_blocks) << stats_json.output;
+  EXPECT_EQ(json::parse(stats_json.output)["tiers"].back()["blocks"], n_blocks)
+      << stats_json.output;
 
   // Every memory tier is emptied: on a GPU the blocks are in VRAM and in host memory.
   const json cleared = get_json(server, "-X POST http://strata/v1/cache/clear");
   EXPECT_EQ(cleared["cleared"]["host_blocks"], on_gpu ? 2 * n_blocks : n_blocks) << cleared.dump();
-  for (int i = 0; i < 100 && get_json(server, "http://strata/v1/cache")["tiers"].back()["blocks"] != 0;
-       ++i) {
+  for (int i = 0;
+       i < 100 && get_json(server, "http://strata/v1/cache")["tiers"].back()["blocks"] != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(get_json(server, "http://strata/v1/cache")["tiers"].back()["blocks"], 0);

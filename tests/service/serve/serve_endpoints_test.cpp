@@ -75,8 +75,9 @@ TEST_F(ServeEndpointsTest, RepeatedPromptIsServedFromThePrefixCache) {
 }
 
 TEST_F(ServeEndpointsTest, StreamEndsWithUsageChunkThenDone) {
-  CommandResult r = curl("-N --unix-socket " + server_->socket_path() +
-                         R"( http://strata/v1/completions -d '{"prompt": "Hi", "max_tokens": 4, "stream": true, "stream_options": {"include_usage": true}}')");
+  CommandResult r = curl(
+      "-N --unix-socket " + server_->socket_path() +
+      R"( http://strata/v1/completions -d '{"prompt": "Hi", "max_tokens": 4, "stream": true, "stream_options": {"include_usage": true}}')");
   ASSERT_EQ(r.exit_code, 0) << r.errors;
   std::vector<json> chunks;
   size_t start = 0;
@@ -98,15 +99,18 @@ TEST_F(ServeEndpointsTest, StreamEndsWithUsageChunkThenDone) {
 }
 
 TEST_F(ServeEndpointsTest, TokenizeAndDetokenizeRoundTrip) {
-  json tokens = unix_json(R"(http://strata/v1/tokenize -d '{"prompt": "Hello world", "add_special_tokens": false}')");
+  json tokens = unix_json(
+      R"(http://strata/v1/tokenize -d '{"prompt": "Hello world", "add_special_tokens": false}')");
   ASSERT_TRUE(tokens["tokens"].is_array());
   EXPECT_EQ(tokens["count"], tokens["tokens"].size());
-  json text = unix_json("http://strata/v1/detokenize -d '{\"tokens\": " + tokens["tokens"].dump() + "}'");
+  json text =
+      unix_json("http://strata/v1/detokenize -d '{\"tokens\": " + tokens["tokens"].dump() + "}'");
   EXPECT_EQ(text["prompt"], "Hello world");
 }
 
 TEST_F(ServeEndpointsTest, TcpNeedsNoKeyAndAcceptsAnyBearer) {
-  CommandResult r = curl("-H 'Authorization: Bearer sk-anything' " + server_->base_url() + "/v1/models");
+  CommandResult r =
+      curl("-H 'Authorization: Bearer sk-anything' " + server_->base_url() + "/v1/models");
   ASSERT_EQ(r.exit_code, 0) << r.errors;
   EXPECT_EQ(json::parse(r.output)["data"][0]["id"], "serve_tiny_llama2");
 }
@@ -115,8 +119,10 @@ TEST_F(ServeEndpointsTest, MetricsCountRequestsAndTokens) {
   unix_json(R"(http://strata/v1/completions -d '{"prompt": "count me", "max_tokens": 2}')");
   CommandResult r = curl("--unix-socket " + server_->socket_path() + " http://strata/metrics");
   ASSERT_EQ(r.exit_code, 0) << r.errors;
-  EXPECT_NE(r.output.find("strata_http_requests_total{endpoint=\"/v1/completions\",status=\"200\"}"),
-            std::string::npos) << r.output;
+  EXPECT_NE(
+      r.output.find("strata_http_requests_total{endpoint=\"/v1/completions\",status=\"200\"}"),
+      std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("strata_generation_tokens_total"), std::string::npos);
   EXPECT_NE(r.output.find("strata_kv_blocks_total{tier="), std::string::npos);
   EXPECT_NE(r.output.find("strata_time_to_first_token_seconds_count"), std::string::npos);

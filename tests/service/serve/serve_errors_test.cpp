@@ -156,7 +156,8 @@ const char* via_name(Via via) { return via == Via::kUnix ? "unix" : "tcp"; }
 // closes (the requests ask for Connection: close).
 Reply exchange_raw(const ServeProcess& server, Via via, std::string_view bytes,
                    std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  const int fd = via == Via::kUnix ? connect_unix(server.socket_path()) : connect_tcp(server.port());
+  const int fd =
+      via == Via::kUnix ? connect_unix(server.socket_path()) : connect_tcp(server.port());
   if (fd < 0) return {};
   send_all(fd, bytes);
   bool closed = false;
@@ -329,9 +330,10 @@ std::vector<Row> error_rows() {
            "messages.[0].content"));
   add(post("message_content_number", kChat,
            R"({"messages": [{"role": "user", "content": 7}]})", "messages.[0].content"));
-  add(post("message_image_part", kChat,
-           R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]})",
-           "messages.[0].content.[0].type"));
+  add(post(
+      "message_image_part", kChat,
+      R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]})",
+      "messages.[0].content.[0].type"));
 
   // What the server does not do.
   add(post("n_2", kChat, chat(R"("n": 2)"), "n"));
@@ -649,8 +651,10 @@ TEST(ServeErrorsTest, OddButValidRequestsAreServed) {
       {"localhost_host_tcp", Via::kTcp,
        "GET /health HTTP/1.1\r\nHost: LOCALHOST:1\r\nConnection: close\r\n\r\n"},
       {"null_fields_are_defaults", Via::kUnix,
-       post_bytes(kChat, chat(R"("max_tokens": 2, "temperature": null, "stop": null, "n": null, "model": null)"),
-                  "strata")},
+       post_bytes(
+           kChat,
+           chat(R"("max_tokens": 2, "temperature": null, "stop": null, "n": null, "model": null)"),
+           "strata")},
       {"n_1_best_of_1_echo_false", Via::kUnix,
        post_bytes(kCompletions,
                   completion(R"("max_tokens": 2, "n": 1, "best_of": 1, "echo": false)"), "strata")},

@@ -102,7 +102,8 @@ std::string read_until_close(int fd, std::chrono::milliseconds timeout, bool& cl
   closed = false;
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (!read_some(fd, data, std::max(left, 1ms))) {
       closed = true;
       break;
@@ -198,7 +199,8 @@ Reply ask(int fd, std::string_view bytes) {
 }
 
 std::string get(const std::string& path, const std::string& host, const std::string& extra = "") {
-  return "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra + "Connection: close\r\n\r\n";
+  return "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra +
+         "Connection: close\r\n\r\n";
 }
 
 std::string post(const std::string& path, const std::string& body, const std::string& host,
@@ -221,7 +223,8 @@ json error_of(const Reply& reply) {
                       !error["message"].get<std::string>().empty() && error.contains("type") &&
                       error["type"].is_string() && error.contains("param") &&
                       (error["param"].is_null() || error["param"].is_string()) &&
-                      error.contains("code") && (error["code"].is_null() || error["code"].is_string());
+                      error.contains("code") &&
+                      (error["code"].is_null() || error["code"].is_string());
   return shaped ? error : json(nullptr);
 }
 
@@ -295,8 +298,9 @@ TEST_F(ServeBodyLimitTest, ContentLengthOverTheLimitIs413) {
 
 TEST_F(ServeBodyLimitTest, ContentLengthOverTheLimitIsRefusedBeforeTheBodyArrives) {
   // Only the headers are sent: the answer must not wait for a body.
-  Reply reply = ask(connect_unix(server_->socket_path()),
-                    "POST /v1/completions HTTP/1.1\r\nHost: strata\r\nContent-Length: 100000\r\n\r\n");
+  Reply reply =
+      ask(connect_unix(server_->socket_path()),
+          "POST /v1/completions HTTP/1.1\r\nHost: strata\r\nContent-Length: 100000\r\n\r\n");
   EXPECT_EQ(reply.status, 413) << reply.raw;
   EXPECT_FALSE(error_of(reply).is_null()) << reply.body;
 }
@@ -313,7 +317,8 @@ TEST_F(ServeBodyLimitTest, ChunkedUploadOverTheLimitIs413) {
   }
   {
     SCOPED_TRACE("tcp");
-    expect_too_large(curl_status(server_->folder(), server_->base_url() + "/v1/completions" + args));
+    expect_too_large(
+        curl_status(server_->folder(), server_->base_url() + "/v1/completions" + args));
   }
   // Raw: many small chunks, the last one crossing the limit.
   std::string request =
@@ -368,10 +373,10 @@ TEST(ServeQueueTest, AFullQueueAnswers429UntilARequestFinishes) {
   json error = error_of(refused);
   ASSERT_FALSE(error.is_null()) << refused.body;
   EXPECT_EQ(error["type"], "rate_limit_error");
-  Reply refused_chat = ask(connect_unix(server.socket_path()),
-                           post("/v1/chat/completions",
-                                R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})",
-                                "strata"));
+  Reply refused_chat =
+      ask(connect_unix(server.socket_path()),
+          post("/v1/chat/completions",
+               R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})", "strata"));
   EXPECT_EQ(refused_chat.status, 429) << refused_chat.raw;
   EXPECT_TRUE(refused_chat.header("retry-after").has_value());
 
@@ -626,8 +631,9 @@ TEST(ServeCorsTest, AConfiguredOriginIsAllowed) {
       << preflight.raw;
   const std::string methods = preflight.header("access-control-allow-methods").value_or("");
   EXPECT_NE(methods.find("POST"), std::string::npos) << preflight.raw;
-  EXPECT_NE(lower(preflight.header("access-control-allow-headers").value_or("")).find("authorization"),
-            std::string::npos)
+  EXPECT_NE(
+      lower(preflight.header("access-control-allow-headers").value_or("")).find("authorization"),
+      std::string::npos)
       << preflight.raw;
 
   // Another origin is not.

@@ -49,7 +49,8 @@ std::string get(const std::string& socket, const std::string& path) {
   HttpConnection connection(socket);
   const auto deadline = Clock::now() + 30s;
   if (!connection.connected() ||
-      !connection.send_all("GET " + path + " HTTP/1.1\r\nHost: strata\r\nConnection: close\r\n\r\n")) {
+      !connection.send_all("GET " + path +
+                           " HTTP/1.1\r\nHost: strata\r\nConnection: close\r\n\r\n")) {
     return "";
   }
   auto head = connection.read_head(deadline);

@@ -122,8 +122,9 @@ int ServeProcess::terminate(std::chrono::milliseconds timeout) {
 CommandResult curl(const std::string& args) { return run_shell("curl -sS " + args); }
 
 std::string tiny_serve_model(int seed) {
-  const std::string path = test_model_path(
-      seed == 7 ? "serve_tiny_llama2.gguf" : "serve_tiny_llama2_seed" + std::to_string(seed) + ".gguf");
+  const std::string path =
+      test_model_path(seed == 7 ? "serve_tiny_llama2.gguf"
+                                : "serve_tiny_llama2_seed" + std::to_string(seed) + ".gguf");
   if (!std::filesystem::exists(path)) {
     // Written under a temporary name, then renamed: test programs run in parallel.
     const std::string temp = path + "." + std::to_string(getpid());

@@ -304,7 +304,8 @@ TEST_F(ServeShutdownTest, GraceExceededEndsTheStreamsWithAnErrorEvent) {
   const std::string socket = server.socket_path();
 
   std::vector<OpenStream> streams;
-  for (int i = 0; i < 3; ++i) streams.push_back(start_stream(socket, long_completion(1000, true), 2));
+  for (int i = 0; i < 3; ++i)
+    streams.push_back(start_stream(socket, long_completion(1000, true), 2));
   const auto signalled = Clock::now();
   ASSERT_EQ(kill(server.pid(), SIGTERM), 0);
 

@@ -112,7 +112,8 @@ class NotifyListener {
 
   std::string all() const {
     std::string out;
-    for (const Message& m : messages_) out += "[" + m.text + "] from " + std::to_string(m.sender) + "\n";
+    for (const Message& m : messages_)
+      out += "[" + m.text + "] from " + std::to_string(m.sender) + "\n";
     return out;
   }
 

@@ -114,10 +114,11 @@ TEST_F(EventChannelTest, EventsPushedBeforeTheWaitAreReturnedAtOnce) {
   auto channel = EventChannel::create(strand);
   for (uint64_t i = 0; i < 5; ++i) channel->push(event_number(i));
   std::vector<EngineEvent> got;
-  std::future<void> done = spawn(strand, [](std::shared_ptr<EventChannel> channel,
-                                            std::vector<EngineEvent>* got) -> asio::awaitable<void> {
-    *got = co_await channel->next();
-  }(channel, &got));
+  std::future<void> done = spawn(strand,
+                                 [](std::shared_ptr<EventChannel> channel,
+                                    std::vector<EngineEvent>* got) -> asio::awaitable<void> {
+                                   *got = co_await channel->next();
+                                 }(channel, &got));
   ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   done.get();
   ASSERT_EQ(got.size(), 5u) << "everything pushed so far, in one batch";
