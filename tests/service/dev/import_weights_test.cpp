@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
@@ -194,19 +195,18 @@ TEST_F(ImportWeightsTest, F32ImportReproducesEveryTensor) {
               tensors_[h + "self_attn.k_proj.weight"].values);
     EXPECT_NE(read_tensor(file, g + "attn_q.weight"),
               tensors_[h + "self_attn.q_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "attn_v.weight"),
-              tensors_[h + "self_attn.v_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "attn_output.weight"),
-              tensors_[h + "self_attn.o_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "ffn_gate.weight"),
-              tensors_[h + "mlp.gate_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "ffn_up.weight"), tensors_[h + "mlp.up_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "ffn_down.weight"),
-              tensors_[h + "mlp.down_proj.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "attn_norm.weight"),
-              tensors_[h + "input_layernorm.weight"].values);
-    EXPECT_EQ(read_tensor(file, g + "ffn_norm.weight"),
-              tensors_[h + "post_attention_layernorm.weight"].values);
+    // Imported as they are: (GGUF name, Hugging Face name) within the layer.
+    const std::pair<const char*, const char*> copied[] = {
+        {"attn_v.weight", "self_attn.v_proj.weight"},
+        {"attn_output.weight", "self_attn.o_proj.weight"},
+        {"ffn_gate.weight", "mlp.gate_proj.weight"},
+        {"ffn_up.weight", "mlp.up_proj.weight"},
+        {"ffn_down.weight", "mlp.down_proj.weight"},
+        {"attn_norm.weight", "input_layernorm.weight"},
+        {"ffn_norm.weight", "post_attention_layernorm.weight"}};
+    for (const auto& [gguf_name, hf_name] : copied) {
+      EXPECT_EQ(read_tensor(file, g + gguf_name), tensors_[h + hf_name].values) << g + gguf_name;
+    }
   }
   EXPECT_EQ(*file.find_string("general.architecture"), "llama");
   EXPECT_EQ(file.find_uint("llama.attention.head_count_kv"), uint64_t{kKvHeads});
