@@ -9,6 +9,7 @@
 #include "engine/cuda/cuda_kv_arena.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
+#include "kernels/cuda/cuda_kquant_decode.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace strata {
@@ -107,6 +108,10 @@ void CudaBackend::resize_activations(int64_t n_rows, int64_t n_logit_rows) {
     reserve_floats(act_.gate_up, n_rows * 2 * c.n_ffn);
     reserve_floats(act_.gate, n_rows * c.n_ffn);
     reserve_floats(act_.up, n_rows * c.n_ffn);
+    if (c.n_embd % 256 == 0) {
+      act_.xn_staged.reserve(static_cast<size_t>(std::min(n_rows, kMaxKQuantDecodeTokens) *
+                                                 cuda_kquant_staged_x_bytes(c.n_embd)));
+    }
     rows_capacity_ = n_rows;
     ++buffers_generation_;
   }
@@ -308,8 +313,9 @@ int64_t CudaBackend::enqueue_step(std::span<const BatchSequence> batch) {
 void CudaBackend::enqueue_forward(int64_t n_rows, int64_t n_logit_rows) {
   const ModelConfig& c = config_;
   cuda_gather_rows(weights_.token_embd(), meta_.tokens, n_rows, act_.x.as<float>(), stream_);
-  cuda_rms_norm(act_.x.as<float>(), weights_.layers()[0].attn_norm.as<float>(), c.rms_norm_eps,
-                n_rows, c.n_embd, act_.xn.as<float>(), stream_);
+  const CudaLayerWeights& first = weights_.layers()[0];
+  cuda_rms_norm(act_.x.as<float>(), first.attn_norm.as<float>(), c.rms_norm_eps, n_rows, c.n_embd,
+                act_.xn.as<float>(), stream_, nullptr, xn_staging_for_attention(first, n_rows));
   for (int64_t layer = 0; layer < c.n_layers; ++layer) run_layer(layer, n_rows);
 
   // The LM head, only for the rows whose logits are wanted.
@@ -379,18 +385,23 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   }
   matmul_.run(w.wo, act_.attn.as<float>(), n_rows, act_.proj.as<float>());
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), w.ffn_norm.as<float>(),
-                    c.rms_norm_eps, n_rows, c.n_embd, xn, stream_);
+                    c.rms_norm_eps, n_rows, c.n_embd, xn, stream_,
+                    xn_staging_for_feed_forward(w, n_rows));
 
   // SwiGLU feed-forward.
   gate_and_up(w, n_rows);
   matmul_.run(w.w_down, act_.gate.as<float>(), n_rows, act_.proj.as<float>());
   const bool last = layer_index + 1 == c.n_layers;
   // After the last layer xn is unused: the LM head norms only the rows it needs.
-  const float* next_norm =
-      last ? nullptr
-           : weights_.layers()[static_cast<size_t>(layer_index + 1)].attn_norm.as<float>();
-  cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), next_norm, c.rms_norm_eps, n_rows,
-                    c.n_embd, xn, stream_);
+  if (last) {
+    cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), nullptr, c.rms_norm_eps, n_rows,
+                      c.n_embd, xn, stream_);
+    return;
+  }
+  const CudaLayerWeights& next = weights_.layers()[static_cast<size_t>(layer_index + 1)];
+  cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), next.attn_norm.as<float>(),
+                    c.rms_norm_eps, n_rows, c.n_embd, xn, stream_,
+                    xn_staging_for_attention(next, n_rows));
 }
 
 DecodeQkvFinish CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t layer_index,
@@ -399,17 +410,18 @@ DecodeQkvFinish CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t laye
   const float* xn = act_.xn.as<float>();
   const int64_t q_dim = c.n_heads * c.head_dim;
   const int64_t kv_dim = c.n_kv_heads * c.head_dim;
+  const uint8_t* staged = xn_staging_for_attention(w, n_rows);
   QkvInput in;
   if (w.qkv_fused()) {
     float* qkv = act_.qkv.as<float>();
-    matmul_.run(w.wqkv, xn, n_rows, qkv);
+    matmul_.run(w.wqkv, xn, n_rows, qkv, staged);
     const int64_t width = q_dim + 2 * kv_dim;
     in = {.q = qkv, .k = qkv + q_dim, .v = qkv + q_dim + kv_dim,
           .q_stride = width, .k_stride = width, .v_stride = width};
   } else {
-    matmul_.run(w.wq, xn, n_rows, act_.q.as<float>());
-    matmul_.run(w.wk, xn, n_rows, act_.k.as<float>());
-    matmul_.run(w.wv, xn, n_rows, act_.v.as<float>());
+    matmul_.run(w.wq, xn, n_rows, act_.q.as<float>(), staged);
+    matmul_.run(w.wk, xn, n_rows, act_.k.as<float>(), staged);
+    matmul_.run(w.wv, xn, n_rows, act_.v.as<float>(), staged);
     in = {.q = act_.q.as<float>(), .k = act_.k.as<float>(), .v = act_.v.as<float>(),
           .q_stride = q_dim, .k_stride = kv_dim, .v_stride = kv_dim};
   }
@@ -438,17 +450,31 @@ void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
   const int64_t n_ffn = config_.n_ffn;
   const float* xn = act_.xn.as<float>();
   float* gate = act_.gate.as<float>();
+  const uint8_t* staged = xn_staging_for_feed_forward(w, n_rows);
   if (w.gate_up_fused() && matmul_.fuses_swiglu(w.w_gate_up, n_rows)) {
-    matmul_.run_swiglu(w.w_gate_up, xn, n_rows, gate);
+    matmul_.run_swiglu(w.w_gate_up, xn, n_rows, gate, staged);
   } else if (w.gate_up_fused()) {
     const float* gate_up = act_.gate_up.as<float>();
-    matmul_.run(w.w_gate_up, xn, n_rows, act_.gate_up.as<float>());
+    matmul_.run(w.w_gate_up, xn, n_rows, act_.gate_up.as<float>(), staged);
     cuda_silu_mul(gate_up, gate_up + n_ffn, 2 * n_ffn, n_rows, n_ffn, gate, stream_);
   } else {
-    matmul_.run(w.w_gate, xn, n_rows, gate);
-    matmul_.run(w.w_up, xn, n_rows, act_.up.as<float>());
+    matmul_.run(w.w_gate, xn, n_rows, gate, staged);
+    matmul_.run(w.w_up, xn, n_rows, act_.up.as<float>(), staged);
     cuda_silu_mul(gate, act_.up.as<float>(), n_ffn, n_rows, n_ffn, gate, stream_);
   }
+}
+
+uint8_t* CudaBackend::xn_staging_for_attention(const CudaLayerWeights& w, int64_t n_rows) const {
+  const CudaWeightMatrix& first = w.qkv_fused() ? w.wqkv : w.wq;
+  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_supports(first, n_rows)) return nullptr;
+  return act_.xn_staged.as<uint8_t>();
+}
+
+uint8_t* CudaBackend::xn_staging_for_feed_forward(const CudaLayerWeights& w,
+                                                  int64_t n_rows) const {
+  const CudaWeightMatrix& first = w.gate_up_fused() ? w.w_gate_up : w.w_gate;
+  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_supports(first, n_rows)) return nullptr;
+  return act_.xn_staged.as<uint8_t>();
 }
 
 }  // namespace strata

@@ -3,7 +3,8 @@
 //
 // Both first stage every token's x in shared memory as Q8_K blocks (a warp
 // per 256 values, the bytes quantize_activations_q8_k writes), with the sum
-// of each 32 quants beside them (what the minimums multiply). A row's dot
+// of each 32 quants beside them (what the minimums multiply), or copy those
+// bytes where the norm before them staged x once for all their blocks. A row's dot
 // with a token is then a sum of one f32 term per Q4_K block, rounded as the
 // CPU rounds it (block_term), from the block's integer sums; the terms of
 // blocks b, b + 8, b + 16, ... are added in order, and the 8 such sums in
@@ -21,6 +22,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_q8k_staging.cuh"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 
 namespace strata::kquant {
@@ -30,7 +32,6 @@ using cuda_layout::RowView;
 
 constexpr int kWarps = 8;  // sum_of_eight adds a row's 8 lane blocks' or warps' sums
 constexpr int kThreads = 32 * kWarps;
-constexpr int kBlockElems = 256;  // a Q4_K block of weights, a Q8_K block of x
 constexpr int kBlockQuantBytes = 128;
 constexpr int kBlocksPerStep = 8;  // blocks a warp step of the dp4a kernel (4 lanes each)
 // Up to this many tokens take the dp4a kernel; more, the mma kernel (both
@@ -41,16 +42,6 @@ constexpr int64_t kMmaPartialBytes = 2 * kWarps * 16 * 8 * sizeof(float);
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// One token's staged x: quants [row_length], the sums of each 32 quants
-// (int32), each block's scale (f32), the sums of each 16 quants (int32). Tokens lie 32 bytes past a
-// multiple of 128 apart, so that the mma kernel's 8 lanes reading 8 bytes of 8 tokens at one offset
-// (its B fragments) spread over the banks.
-inline int64_t staged_token_bytes(int64_t row_length) {
-  const int64_t bytes =
-      row_length + row_length / 32 * 4 + row_length / kBlockElems * 4 + row_length / 16 * 4;
-  return (bytes + 127) / 128 * 128 + 32;
-}
-
 struct KQuantParams {
   MatrixView w;
   const float* x;  // [n_tokens][row_length]
@@ -59,6 +50,9 @@ struct KQuantParams {
   int token_bytes;   // staged_token_bytes(row_length)
   bool x_aligned;    // x's rows load as float4
   int64_t swiglu_n;  // > 0: w is [gate | up], swiglu_n rows each
+  // Non-null: x already staged by an earlier kernel (n_tokens x token_bytes
+  // bytes, stage_q8k's layout), copied rather than quantized again.
+  const uint8_t* x_staged;
 };
 
 struct StagedToken {
@@ -80,60 +74,18 @@ __device__ __forceinline__ StagedToken staged_token(const KQuantParams& p, const
 // ---------------------------------------------------------------------------
 // x as Q8_K
 
-// The staged quants' 16-byte unit u (quants 16u .. 16u + 15) lies at unit
-// u ^ ((u >> 3) & 3). A lane reads its quarter's 64 quants (units 16 * block
-// + 4c .. + 3) one unit at a time, and the 8 lanes of a quarter warp (two
-// blocks, four quarters) would meet in 2 of the 8 16-byte bank groups
-// (quarters 64 bytes apart, blocks 256); the swizzle moves bits 3 and 4 of
-// the unit (c / 2 and the block's parity) into the low two, so they meet in
-// all 8: one shared-memory wavefront a read instead of four.
-__device__ __forceinline__ int swizzled_unit(int u) { return u ^ ((u >> 3) & 3); }
-
-// Lane l's 8 values: elements 8l .. 8l + 7 of the 256 at src.
-__device__ __forceinline__ void load_eight(const float* src, bool aligned, float (&v)[8]) {
-  if (aligned) {
-    const float4 a = __ldg(reinterpret_cast<const float4*>(src));
-    const float4 b = __ldg(reinterpret_cast<const float4*>(src) + 1);
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-  } else {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) v[i] = __ldg(src + i);
-  }
-}
-
-// The block's value of largest magnitude, the first one on ties (as the
-// CPU's loop finds it): each lane's candidate, then the warp's, by
-// magnitude, then by index.
-__device__ __forceinline__ float largest_value(const float (&v)[8], int lane) {
-  float magnitude = 0.0f, value = 0.0f;
-  int index = INT_MAX;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    if (fabsf(v[i]) > magnitude) {
-      magnitude = fabsf(v[i]);
-      value = v[i];
-      index = 8 * lane + i;
-    }
-  }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    const float other_magnitude = __shfl_xor_sync(0xffffffffu, magnitude, offset);
-    const float other_value = __shfl_xor_sync(0xffffffffu, value, offset);
-    const int other_index = __shfl_xor_sync(0xffffffffu, index, offset);
-    if (other_magnitude > magnitude || (other_magnitude == magnitude && other_index < index)) {
-      magnitude = other_magnitude;
-      value = other_value;
-      index = other_index;
-    }
-  }
-  return value;
-}
-
 // All threads: every token's x into shared memory, a warp per block of 256
-// values, byte for byte what quantize_activations_q8_k writes: the value of
-// largest magnitude maps to -127, quants round half to even, scale 1 / that
-// factor; an all-zero block is all zeros.
+// values (stage_q8k_block), or, where an earlier kernel has staged x already
+// (KQuantParams::x_staged), its bytes copied.
 __device__ inline void stage_q8k(const KQuantParams& p, uint8_t* smem) {
+  if (p.x_staged != nullptr) {
+    const auto* src = reinterpret_cast<const uint4*>(p.x_staged);
+    auto* dst = reinterpret_cast<uint4*>(smem);
+    const int n_units = p.n_tokens * p.token_bytes / 16;
+#pragma unroll 4
+    for (int i = static_cast<int>(threadIdx.x); i < n_units; i += kThreads) dst[i] = src[i];
+    return;
+  }
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int n_blocks = p.w.n_blocks;
   for (int item = warp; item < p.n_tokens * n_blocks; item += kWarps) {
@@ -141,31 +93,7 @@ __device__ inline void stage_q8k(const KQuantParams& p, uint8_t* smem) {
     float v[8];
     load_eight(p.x + static_cast<int64_t>(token) * p.w.row_length + kBlockElems * block + 8 * lane,
                p.x_aligned, v);
-    const float largest = largest_value(v, lane);
-    const float factor = largest == 0.0f ? 0.0f : __fdiv_rn(-127.0f, largest);
-    uint32_t words[2] = {0, 0};
-    int sum = 0;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int q = min(127, __float2int_rn(__fmul_rn(factor, v[i])));
-      sum += q;
-      words[i / 4] |= (static_cast<uint32_t>(q) & 0xffu) << (8 * (i % 4));
-    }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);  // 16 quants
-    uint8_t* at = smem + token * p.token_bytes;
-    const int n = p.w.row_length;
-    if (lane % 2 == 0) {
-      reinterpret_cast<int*>(at + n + n / 32 * 4 + n / kBlockElems * 4)[16 * block + lane / 2] =
-          sum;
-    }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);  // 32 quants
-    const int unit = swizzled_unit(16 * block + lane / 2);
-    *reinterpret_cast<uint2*>(at + 16 * unit + 8 * (lane % 2)) = make_uint2(words[0], words[1]);
-    if (lane % 4 == 0) reinterpret_cast<int*>(at + n)[8 * block + lane / 4] = sum;
-    if (lane == 0) {
-      reinterpret_cast<float*>(at + n + n / 32 * 4)[block] =
-          largest == 0.0f ? 0.0f : __fdiv_rn(1.0f, factor);
-    }
+    stage_q8k_block(smem + token * p.token_bytes, p.w.row_length, block, v, lane);
   }
 }
 

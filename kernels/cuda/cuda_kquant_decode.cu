@@ -23,8 +23,8 @@ int64_t tokens_per_pass(const CudaWeightMatrix& w) {
          kquant::staged_token_bytes(w.row_length());
 }
 
-void run_kquant(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
-                int64_t swiglu_n, cudaStream_t stream) {
+void run_kquant(const CudaWeightMatrix& w, const float* x, const uint8_t* x_staged,
+                int64_t n_tokens, float* y, int64_t swiglu_n, cudaStream_t stream) {
   const int64_t n_outputs = swiglu_n > 0 ? swiglu_n : w.n_rows();
   const int64_t token_bytes = kquant::staged_token_bytes(w.row_length());
   const int64_t per_pass = std::min(n_tokens, tokens_per_pass(w));
@@ -37,7 +37,8 @@ void run_kquant(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, flo
                          .n_tokens = static_cast<int>(n),
                          .token_bytes = static_cast<int>(token_bytes),
                          .x_aligned = reinterpret_cast<uintptr_t>(xt) % 16 == 0,
-                         .swiglu_n = swiglu_n};
+                         .swiglu_n = swiglu_n,
+                         .x_staged = x_staged != nullptr ? x_staged + t0 * token_bytes : nullptr};
     if (n > kquant::kMaxDp4aTokens) {
       kquant::launch_mma_decode(p, n_outputs, w.type(), stream);
     } else {
@@ -54,11 +55,17 @@ bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens) {
          tokens_per_pass(w) >= 1;
 }
 
+int64_t cuda_kquant_staged_x_bytes(int64_t row_length) {
+  STRATA_CHECK(row_length > 0 && row_length % kquant::kBlockElems == 0, "rows of ", row_length,
+               " values are not whole Q8_K blocks");
+  return kquant::staged_token_bytes(row_length);
+}
+
 void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const uint8_t* x_staged) {
   STRATA_CHECK(cuda_kquant_decode_supports(w, n_tokens), "no integer decode kernel for ",
                weight_type_name(w.type()), " with ", n_tokens, " tokens");
-  run_kquant(w, x, n_tokens, y, 0, stream);
+  run_kquant(w, x, x_staged, n_tokens, y, 0, stream);
 }
 
 bool cuda_kquant_decode_swiglu_supports(const CudaWeightMatrix& w_gate_up, int64_t n_tokens) {
@@ -66,11 +73,11 @@ bool cuda_kquant_decode_swiglu_supports(const CudaWeightMatrix& w_gate_up, int64
 }
 
 void cuda_kquant_decode_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
-                               float* out, cudaStream_t stream) {
+                               float* out, cudaStream_t stream, const uint8_t* x_staged) {
   STRATA_CHECK(cuda_kquant_decode_swiglu_supports(w_gate_up, n_tokens),
                "no fused integer SwiGLU for ", weight_type_name(w_gate_up.type()), " with ",
                w_gate_up.n_rows(), " rows and ", n_tokens, " tokens");
-  run_kquant(w_gate_up, x, n_tokens, out, w_gate_up.n_rows() / 2, stream);
+  run_kquant(w_gate_up, x, x_staged, n_tokens, out, w_gate_up.n_rows() / 2, stream);
 }
 
 }  // namespace strata

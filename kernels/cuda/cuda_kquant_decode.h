@@ -39,10 +39,19 @@ inline constexpr int64_t kMaxKQuantDecodeTokens = 8;
 // memory on the current device.
 bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens);
 
+// Bytes of one token's x quantized as these kernels stage it (its Q8_K
+// quants, sums and scales, in their layout). cuda_rms_norm and
+// cuda_add_rms_norm write it alongside their output when asked: then every
+// product reading that x copies these bytes rather than quantizing x again
+// in each of its thread blocks. row_length a multiple of 256.
+int64_t cuda_kquant_staged_x_bytes(int64_t row_length);
+
 // Enqueues the product on `stream`; x and y are device f32 arrays that do not
-// overlap. Requires cuda_kquant_decode_supports(w, n_tokens).
+// overlap. Requires cuda_kquant_decode_supports(w, n_tokens). x_staged, if
+// not null: x as staged (n_tokens x cuda_kquant_staged_x_bytes(row_length)
+// bytes), read instead of x.
 void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
-                        cudaStream_t stream);
+                        cudaStream_t stream, const uint8_t* x_staged = nullptr);
 
 // SwiGLU straight from a stacked [gate | up] matrix (n_rows even: n =
 // n_rows / 2 gate rows, then the n up rows): out[t * n + i] = silu(gate_i .
@@ -50,6 +59,7 @@ void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tok
 // into [n_tokens][2n] followed by cuda_silu_mul.
 bool cuda_kquant_decode_swiglu_supports(const CudaWeightMatrix& w_gate_up, int64_t n_tokens);
 void cuda_kquant_decode_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
-                               float* out, cudaStream_t stream);
+                               float* out, cudaStream_t stream,
+                               const uint8_t* x_staged = nullptr);
 
 }  // namespace strata

@@ -571,18 +571,19 @@ bool CudaMatmul::fuses_swiglu(const CudaWeightMatrix& w_gate_up, int64_t n_token
 }
 
 void CudaMatmul::run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
-                            float* out) {
+                            float* out, const uint8_t* x_staged) {
   STRATA_CHECK(x != nullptr && out != nullptr, "null x or out");
   STRATA_CHECK(!overlaps(x, n_tokens * w_gate_up.row_length() * 4, out,
                          n_tokens * w_gate_up.n_rows() / 2 * 4),
                "x and out overlap");
   if (cuda_kquant_decode_swiglu_supports(w_gate_up, n_tokens)) {
-    return cuda_kquant_decode_swiglu(w_gate_up, x, n_tokens, out, stream_);
+    return cuda_kquant_decode_swiglu(w_gate_up, x, n_tokens, out, stream_, x_staged);
   }
   cuda_mma_swiglu(w_gate_up, x, n_tokens, out, stream_);
 }
 
-void CudaMatmul::run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+void CudaMatmul::run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
+                     const uint8_t* x_staged) {
   STRATA_CHECK(n_tokens >= 1, n_tokens, " tokens");
   STRATA_CHECK(w.n_rows() > 0 && w.quants() != nullptr, "matmul with an empty weight matrix");
   STRATA_CHECK(x != nullptr && y != nullptr, "null x or y");
@@ -590,7 +591,7 @@ void CudaMatmul::run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens
   STRATA_CHECK(!overlaps(x, n_tokens * row_length * 4, y, n_tokens * n_rows * 4),
                "x and y overlap");
   if (cuda_kquant_decode_supports(w, n_tokens)) {
-    return cuda_kquant_decode(w, x, n_tokens, y, stream_);
+    return cuda_kquant_decode(w, x, n_tokens, y, stream_, x_staged);
   }
   // Tensor cores for every other decode batch of block types (and F16 up to the
   // matrix-vector size: above it cuBLAS reads F16 weights as they are).

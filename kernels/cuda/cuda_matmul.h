@@ -37,8 +37,11 @@ class CudaMatmul {
   CudaMatmul& operator=(const CudaMatmul&) = delete;
 
   // Enqueues the product on the stream (asynchronous). x and y must not
-  // overlap; n_tokens >= 1.
-  void run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y);
+  // overlap; n_tokens >= 1. x_staged: x as cuda_kquant_decode stages it
+  // (cuda_kquant_staged_x_bytes), or null; read in its place where the
+  // integer decode kernels take the product.
+  void run(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
+           const uint8_t* x_staged = nullptr);
 
   // Whether run_swiglu takes this stacked [gate | up] matrix and token count
   // (decode batches on the tensor-core path); otherwise run it, then
@@ -47,7 +50,7 @@ class CudaMatmul {
   // out[t * n + i] = silu(gate_i . x_t) * (up_i . x_t), n = w_gate_up.n_rows()
   // / 2, in one kernel: the same bits as run() then cuda_silu_mul.
   void run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
-                  float* out);
+                  float* out, const uint8_t* x_staged = nullptr);
 
  private:
   cudaStream_t stream_;

@@ -1,8 +1,12 @@
 #include "kernels/cuda/cuda_ops.h"
 
+#include <climits>
+
 #include "common/check.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
+#include "kernels/cuda/cuda_kquant_decode.h"
+#include "kernels/cuda/cuda_q8k_staging.cuh"
 #include "kernels/cuda/cuda_qkv_finish.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
@@ -40,9 +44,33 @@ __device__ float inverse_rms(const float* row, int64_t n, float eps) {
   return inverse_rms_of(sum_squares, n, eps);
 }
 
+// Where a norm kernel stages its output for the integer decode products
+// (null: it does not), staged_bytes apart a row.
+struct StagedOut {
+  uint8_t* rows;
+  int64_t row_bytes;
+};
+
+// The block's output row `dst` (n values, just written by its threads)
+// staged as the integer decode products would stage it: a warp per 256
+// values, the same values, so the same bytes.
+__device__ void stage_row(const float* dst, int64_t n, StagedOut staged) {
+  if (staged.rows == nullptr) return;
+  __syncthreads();  // dst is every thread's
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  uint8_t* at = staged.rows + static_cast<int64_t>(blockIdx.x) * staged.row_bytes;
+  for (int block = warp; block < n / kquant::kBlockElems; block += kNormThreads / 32) {
+    const float* src = dst + int64_t{kquant::kBlockElems} * block + 8 * lane;
+    float v[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = src[i];
+    kquant::stage_q8k_block(at, static_cast<int>(n), block, v, lane);
+  }
+}
+
 // One block per row.
 __global__ void rms_norm_kernel(const float* x, const float* weight, float eps, int64_t n,
-                                float* out, const int32_t* row_ids) {
+                                float* out, const int32_t* row_ids, StagedOut staged) {
   let_next_kernel_start();
   wait_for_prior_kernels();  // x is the kernel before's
   const int64_t row = row_ids != nullptr ? row_ids[blockIdx.x] : blockIdx.x;
@@ -50,6 +78,7 @@ __global__ void rms_norm_kernel(const float* x, const float* weight, float eps, 
   const float inv_rms = inverse_rms(in, n, eps);
   float* dst = out + static_cast<int64_t>(blockIdx.x) * n;
   for (int64_t i = threadIdx.x; i < n; i += kNormThreads) dst[i] = in[i] * inv_rms * weight[i];
+  stage_row(dst, n, staged);
 }
 
 // Rows up to kCachedPerThread * kNormThreads elements are read once, with
@@ -59,7 +88,7 @@ __global__ void rms_norm_kernel(const float* x, const float* weight, float eps, 
 constexpr int kCachedPerThread = 8;
 
 __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* weight, float eps,
-                                    int64_t n, float* out) {
+                                    int64_t n, float* out, StagedOut staged) {
   let_next_kernel_start();
   float* row = x + static_cast<int64_t>(blockIdx.x) * n;
   const float* d = delta + static_cast<int64_t>(blockIdx.x) * n;
@@ -101,6 +130,7 @@ __global__ void add_rms_norm_kernel(float* x, const float* delta, const float* w
   for (int64_t i = tail + threadIdx.x; i < n; i += kNormThreads) {
     dst[i] = row[i] * inv_rms * weight[i];
   }
+  stage_row(dst, n, staged);
 }
 
 // One warp per (row, head) over the Q, K and V heads of every row.
@@ -128,22 +158,33 @@ unsigned int blocks_for(int64_t n, int threads) {
   return static_cast<unsigned int>((n + threads - 1) / threads);
 }
 
+StagedOut staged_out(uint8_t* rows, int64_t row_length) {
+  if (rows == nullptr) return {nullptr, 0};
+  STRATA_CHECK(row_length <= INT_MAX, "rows of ", row_length, " values are too long to stage");
+  return {rows, cuda_kquant_staged_x_bytes(row_length)};
+}
+
 }  // namespace
 
 void cuda_rms_norm(const float* x, const float* weight, float eps, int64_t n_rows,
-                   int64_t row_length, float* out, cudaStream_t stream, const int32_t* row_ids) {
+                   int64_t row_length, float* out, cudaStream_t stream, const int32_t* row_ids,
+                   uint8_t* out_staged) {
   STRATA_CHECK(n_rows >= 0 && row_length > 0);
   if (n_rows == 0) return;
   launch_dependent(rms_norm_kernel, dim3(static_cast<unsigned int>(n_rows)), dim3(kNormThreads), 0,
-                   stream, x, weight, eps, row_length, out, row_ids);
+                   stream, x, weight, eps, row_length, out, row_ids,
+                   staged_out(out_staged, row_length));
 }
 
 void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps,
-                       int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream) {
+                       int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream,
+                       uint8_t* out_staged) {
   STRATA_CHECK(n_rows >= 0 && row_length > 0);
+  STRATA_CHECK(out_staged == nullptr || weight != nullptr, "staging an add without a norm");
   if (n_rows == 0) return;
   launch_dependent(add_rms_norm_kernel, dim3(static_cast<unsigned int>(n_rows)),
-                   dim3(kNormThreads), 0, stream, x, delta, weight, eps, row_length, out);
+                   dim3(kNormThreads), 0, stream, x, delta, weight, eps, row_length, out,
+                   staged_out(out_staged, row_length));
 }
 
 void cuda_finish_qkv(const QkvInput& in, const QkvFinish& f, float* q, float* k, float* v,

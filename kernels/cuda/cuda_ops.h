@@ -17,14 +17,21 @@ namespace strata {
 // floats; row_i = row_ids[i] (a device array) or i when row_ids is null (the
 // LM head norms only the rows whose logits are wanted). out may be x when
 // row_ids is null.
+//
+// out_staged, if not null: each out row also as the integer decode products
+// stage their x (cuda_kquant_staged_x_bytes(row_length) bytes a row;
+// row_length a multiple of 256), for the products that read out next
+// (their x_staged), so that they need not quantize it in every thread block.
 void cuda_rms_norm(const float* x, const float* weight, float eps, int64_t n_rows,
                    int64_t row_length, float* out, cudaStream_t stream,
-                   const int32_t* row_ids = nullptr);
+                   const int32_t* row_ids = nullptr, uint8_t* out_staged = nullptr);
 
 // The residual connection and the next sublayer's norm in one pass:
 //   x += delta;  out = rms_norm(x) * weight   (only the add if weight is null)
+// out_staged as for cuda_rms_norm (with a weight only).
 void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps,
-                       int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream);
+                       int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream,
+                       uint8_t* out_staged = nullptr);
 
 // Where a step's Q, K and V projections are: one fused [n_rows][q|k|v]
 // matrix (all three strides its width, k and v pointing inside it), or three

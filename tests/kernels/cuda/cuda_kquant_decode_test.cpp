@@ -95,6 +95,8 @@ TEST(CudaKQuantDecodeTest, TakesQ4KAndQ6KDecodeBatches) {
   const CudaWeightMatrix other = CudaWeightMatrix::upload(
       {.type = WeightType::kQ8_0, .data = q8.data(), .n_rows = 64, .row_length = 256});
   EXPECT_FALSE(cuda_kquant_decode_supports(other, 1));
+  EXPECT_GT(cuda_kquant_staged_x_bytes(4096), 4096);
+  EXPECT_THROW(cuda_kquant_staged_x_bytes(100), std::exception);  // not whole Q8_K blocks
 }
 
 class CudaKQuantDecodeTypeTest : public ::testing::TestWithParam<WeightType> {};
@@ -211,6 +213,61 @@ TEST_P(CudaKQuantDecodeTypeTest, SwigluGivesTheBitsOfProductThenSilu) {
         EXPECT_EQ(std::memcmp(got.data(), want.data(), n_out * sizeof(float)), 0)
             << describe(m, n_tokens) << ": relative error " << relative_error(got, want);
       }
+    }
+  }
+}
+
+// x staged by the norm before the product (cuda_add_rms_norm's and
+// cuda_rms_norm's out_staged) gives the product the very bits it gets from
+// quantizing the norm's output itself: rows cached in the norm's registers
+// and longer ones (14,336), one to eight tokens, a token whose norm is all
+// zeros, the fused SwiGLU.
+TEST_P(CudaKQuantDecodeTypeTest, XStagedByTheNormGivesTheSameBits) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(7);
+  for (int64_t row_length : {256, 4096, 14336}) {
+    const KQuantMatrix m = make_matrix(GetParam(), 66, row_length, rng);
+    const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+    const DeviceBuffer weight = to_device(random_floats(static_cast<size_t>(row_length), rng));
+    for (int64_t n_tokens : {1, 3, 8}) {
+      const auto n_x = static_cast<size_t>(n_tokens * row_length);
+      std::vector<float> x = random_floats(n_x, rng), delta = random_floats(n_x, rng);
+      for (int64_t i = 0; i < row_length; ++i) x[i] = delta[i] = 0.0f;  // token 0: zeros
+      const DeviceBuffer dx = to_device(x), ddelta = to_device(delta), xn = poisoned_floats(n_x);
+      const int64_t staged_bytes = n_tokens * cuda_kquant_staged_x_bytes(row_length);
+      DeviceBuffer staged, staged_by_rms_norm;
+      staged.reserve(static_cast<size_t>(staged_bytes));
+      staged_by_rms_norm.reserve(static_cast<size_t>(staged_bytes));
+      cuda_add_rms_norm(dx.as<float>(), ddelta.as<float>(), weight.as<float>(), 1e-5f, n_tokens,
+                        row_length, xn.as<float>(), nullptr, staged.as<uint8_t>());
+      const DeviceBuffer xn_again = poisoned_floats(n_x);
+      cuda_rms_norm(dx.as<float>(), weight.as<float>(), 1e-5f, n_tokens, row_length,
+                    xn_again.as<float>(), nullptr, nullptr, staged_by_rms_norm.as<uint8_t>());
+      const auto n_out = static_cast<size_t>(n_tokens * m.n_rows);
+      const DeviceBuffer plain = poisoned_floats(n_out), from_staged = poisoned_floats(n_out),
+                         from_rms_norm = poisoned_floats(n_out);
+      cuda_kquant_decode(w, xn.as<float>(), n_tokens, plain.as<float>(), nullptr);
+      cuda_kquant_decode(w, xn.as<float>(), n_tokens, from_staged.as<float>(), nullptr,
+                         staged.as<uint8_t>());
+      cuda_kquant_decode(w, xn_again.as<float>(), n_tokens, from_rms_norm.as<float>(), nullptr,
+                         staged_by_rms_norm.as<uint8_t>());
+      const std::vector<float> want = to_host<float>(plain, n_out);
+      for (const DeviceBuffer* got : {&from_staged, &from_rms_norm}) {
+        EXPECT_EQ(std::memcmp(to_host<float>(*got, n_out).data(), want.data(),
+                              n_out * sizeof(float)),
+                  0)
+            << describe(m, n_tokens);
+      }
+      const auto n_swiglu = static_cast<size_t>(n_tokens * m.n_rows / 2);
+      const DeviceBuffer swiglu = poisoned_floats(n_swiglu),
+                         swiglu_staged = poisoned_floats(n_swiglu);
+      cuda_kquant_decode_swiglu(w, xn.as<float>(), n_tokens, swiglu.as<float>(), nullptr);
+      cuda_kquant_decode_swiglu(w, xn.as<float>(), n_tokens, swiglu_staged.as<float>(), nullptr,
+                                staged.as<uint8_t>());
+      EXPECT_EQ(std::memcmp(to_host<float>(swiglu_staged, n_swiglu).data(),
+                            to_host<float>(swiglu, n_swiglu).data(), n_swiglu * sizeof(float)),
+                0)
+          << "SwiGLU, " << describe(m, n_tokens);
     }
   }
 }
