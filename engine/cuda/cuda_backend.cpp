@@ -466,14 +466,18 @@ void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
 
 uint8_t* CudaBackend::xn_staging_for_attention(const CudaLayerWeights& w, int64_t n_rows) const {
   const CudaWeightMatrix& first = w.qkv_fused() ? w.wqkv : w.wq;
-  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_supports(first, n_rows)) return nullptr;
+  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_wants_staged_x(first, n_rows)) {
+    return nullptr;
+  }
   return act_.xn_staged.as<uint8_t>();
 }
 
 uint8_t* CudaBackend::xn_staging_for_feed_forward(const CudaLayerWeights& w,
                                                   int64_t n_rows) const {
   const CudaWeightMatrix& first = w.gate_up_fused() ? w.w_gate_up : w.w_gate;
-  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_supports(first, n_rows)) return nullptr;
+  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_wants_staged_x(first, n_rows)) {
+    return nullptr;
+  }
   return act_.xn_staged.as<uint8_t>();
 }
 

@@ -85,7 +85,7 @@ class CudaBackend final : public Backend {
   void gate_and_up(const CudaLayerWeights& w, int64_t n_rows);
   // Where the norm before a layer's attention or feed-forward stages xn for
   // the integer decode products that read it (act_.xn_staged), or null where
-  // the first of them does not take staged x.
+  // the first of them does not want it (cuda_kquant_decode_wants_staged_x).
   uint8_t* xn_staging_for_attention(const CudaLayerWeights& w, int64_t n_rows) const;
   uint8_t* xn_staging_for_feed_forward(const CudaLayerWeights& w, int64_t n_rows) const;
   // Replays (capturing first if needed) the graph of a decode step.

@@ -74,21 +74,24 @@ __device__ __forceinline__ StagedToken staged_token(const KQuantParams& p, const
 // ---------------------------------------------------------------------------
 // x as Q8_K
 
-// All threads: every token's x into shared memory, a warp per block of 256
-// values (stage_q8k_block), or, where an earlier kernel has staged x already
-// (KQuantParams::x_staged), its bytes copied.
+// All threads (kBlockWarps warps): every token's x into shared memory, a
+// warp per block of 256 values (stage_q8k_block), or, where an earlier
+// kernel has staged x already (KQuantParams::x_staged), its bytes copied.
+template <int kBlockWarps = kWarps>
 __device__ inline void stage_q8k(const KQuantParams& p, uint8_t* smem) {
   if (p.x_staged != nullptr) {
     const auto* src = reinterpret_cast<const uint4*>(p.x_staged);
     auto* dst = reinterpret_cast<uint4*>(smem);
     const int n_units = p.n_tokens * p.token_bytes / 16;
 #pragma unroll 4
-    for (int i = static_cast<int>(threadIdx.x); i < n_units; i += kThreads) dst[i] = src[i];
+    for (int i = static_cast<int>(threadIdx.x); i < n_units; i += 32 * kBlockWarps) {
+      dst[i] = src[i];
+    }
     return;
   }
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int n_blocks = p.w.n_blocks;
-  for (int item = warp; item < p.n_tokens * n_blocks; item += kWarps) {
+  for (int item = warp; item < p.n_tokens * n_blocks; item += kBlockWarps) {
     const int token = item / n_blocks, block = item % n_blocks;
     float v[8];
     load_eight(p.x + static_cast<int64_t>(token) * p.w.row_length + kBlockElems * block + 8 * lane,
@@ -152,26 +155,28 @@ struct Cursor {
 // of rows for the mma kernel, items_per_block to a block), evened out so
 // that every block has the same number of items, to one.
 template <typename Kernel>
-int64_t grid_for(Kernel* kernel, int64_t n_items, int items_per_block, int64_t smem_bytes) {
+int64_t grid_for(Kernel* kernel, int64_t n_items, int items_per_block, int64_t smem_bytes,
+                 int threads = kThreads) {
   if (smem_bytes > (48 << 10)) {
     STRATA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem_bytes)));
   }
   int per_sm = 0;
-  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads,
+  STRATA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads,
                                                                   static_cast<size_t>(smem_bytes)));
   const int64_t wave = int64_t{std::max(per_sm, 1)} * cuda_multiprocessor_count() * items_per_block;
   const int64_t per_slot = ceil_div(n_items, wave);
   return ceil_div(ceil_div(n_items, per_slot), items_per_block);
 }
 
-// `kernel` over n_items work items, grid_for's grid, as a dependent launch:
-// its first weight loads go out while the kernel before it finishes.
+// `kernel` over n_items work items, grid_for's grid of `threads`-thread
+// blocks, as a dependent launch: its first weight loads go out while the
+// kernel before it finishes.
 template <typename Kernel>
 void launch_over(Kernel* kernel, int64_t n_items, int items_per_block, int64_t smem_bytes,
-                 const KQuantParams& p, cudaStream_t stream) {
-  const int64_t grid = grid_for(kernel, n_items, items_per_block, smem_bytes);
-  launch_dependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
+                 const KQuantParams& p, cudaStream_t stream, int threads = kThreads) {
+  const int64_t grid = grid_for(kernel, n_items, items_per_block, smem_bytes, threads);
+  launch_dependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(threads),
                    static_cast<size_t>(smem_bytes), stream, p);
 }
 

@@ -61,6 +61,10 @@ int64_t cuda_kquant_staged_x_bytes(int64_t row_length) {
   return kquant::staged_token_bytes(row_length);
 }
 
+bool cuda_kquant_decode_wants_staged_x(const CudaWeightMatrix& w, int64_t n_tokens) {
+  return n_tokens > kquant::kMaxDp4aTokens && cuda_kquant_decode_supports(w, n_tokens);
+}
+
 void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,
                         cudaStream_t stream, const uint8_t* x_staged) {
   STRATA_CHECK(cuda_kquant_decode_supports(w, n_tokens), "no integer decode kernel for ",

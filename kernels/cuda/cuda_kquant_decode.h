@@ -46,6 +46,12 @@ bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens);
 // in each of its thread blocks. row_length a multiple of 256.
 int64_t cuda_kquant_staged_x_bytes(int64_t row_length);
 
+// Whether the product runs quicker on x staged by the norm before it than
+// quantizing x in each of its thread blocks: from two tokens (8B Q4_K on an
+// H200, 8 sequences: +8%), not at one, where the blocks' own staging is
+// short and the norm's extra pass costs more (batch 1: -2%).
+bool cuda_kquant_decode_wants_staged_x(const CudaWeightMatrix& w, int64_t n_tokens);
+
 // Enqueues the product on `stream`; x and y are device f32 arrays that do not
 // overlap. Requires cuda_kquant_decode_supports(w, n_tokens). x_staged, if
 // not null: x as staged (n_tokens x cuda_kquant_staged_x_bytes(row_length)

@@ -22,6 +22,13 @@ namespace {
 template <WeightType kType>
 constexpr int kDepth = kType == WeightType::kQ4_K ? 4 : 2;
 
+// Warps of a thread block, one block an SM (a row's sums stay within its
+// warp): each block quantizes all of x for itself (at one token the norm
+// does not stage it: see cuda_kquant_decode_wants_staged_x), so half as
+// many blocks as with 8 warps quantize it half as many times.
+constexpr int kDp4aWarps = 16;
+constexpr int kDp4aThreads = 32 * kDp4aWarps;
+
 // A lane's share of one step: its quarter of a Q4_K block, and the block's
 // 16 meta bytes (d, dmin, scales[12]).
 struct Quarter {
@@ -195,7 +202,7 @@ __device__ __forceinline__ void dot_q6_share(const Q6Share& q, int block, int c,
 // The kernel
 
 template <WeightType kType, int kTokens>
-__global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p) {
+__global__ void __launch_bounds__(kDp4aThreads, 1) dp4a_decode_kernel(KQuantParams p) {
   using Share = std::conditional_t<kType == WeightType::kQ4_K, Quarter, Q6Share>;
   extern __shared__ __align__(16) uint8_t smem[];
   let_next_kernel_start();  // it waits for this kernel's writes before it reads them
@@ -208,8 +215,8 @@ __global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p
   // row. Shifts, not divisions: this runs every step.
   const int row_shift = swiglu ? 1 : 0;
   const int64_t n_outputs = swiglu ? p.swiglu_n : p.w.n_rows;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kDp4aWarps + warp;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kDp4aWarps;
   const int n_outputs_mine =
       first < n_outputs ? static_cast<int>((n_outputs - first + stride - 1) / stride) : 0;
   const int n_rows_mine = n_outputs_mine << row_shift;
@@ -252,7 +259,7 @@ __global__ void __launch_bounds__(kThreads, 2) dp4a_decode_kernel(KQuantParams p
 #pragma unroll
   for (int r = 0; r < kDepth<kType>; ++r) load(quarters[r]);
   wait_for_prior_kernels();  // x is theirs (the weights above are not)
-  stage_q8k(p, smem);
+  stage_q8k<kDp4aWarps>(p, smem);
   __syncthreads();
 
   float acc[kTokens] = {}, gate[kTokens] = {};
@@ -307,8 +314,8 @@ template <WeightType kType>
 void launch_typed(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
   const auto smem_bytes = static_cast<size_t>(int64_t{p.n_tokens} * p.token_bytes);
   with_token_bucket<kType>(p.n_tokens, [&](auto bucket) {
-    launch_over(dp4a_decode_kernel<kType, decltype(bucket)::value>, n_outputs, kWarps,
-                static_cast<int64_t>(smem_bytes), p, stream);
+    launch_over(dp4a_decode_kernel<kType, decltype(bucket)::value>, n_outputs, kDp4aWarps,
+                static_cast<int64_t>(smem_bytes), p, stream, kDp4aThreads);
   });
 }
 

@@ -89,6 +89,8 @@ TEST(CudaKQuantDecodeTest, TakesQ4KAndQ6KDecodeBatches) {
     EXPECT_FALSE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens + 1));
     EXPECT_TRUE(cuda_kquant_decode_swiglu_supports(even, 8));
     EXPECT_FALSE(cuda_kquant_decode_swiglu_supports(odd, 1));
+    EXPECT_TRUE(cuda_kquant_decode_wants_staged_x(even, 2));
+    EXPECT_FALSE(cuda_kquant_decode_wants_staged_x(even, 1));  // see its comment
   }
   const std::vector<float> values = random_floats(64 * 256, rng);
   const std::vector<std::byte> q8 = quantize(WeightType::kQ8_0, values);
@@ -96,7 +98,8 @@ TEST(CudaKQuantDecodeTest, TakesQ4KAndQ6KDecodeBatches) {
       {.type = WeightType::kQ8_0, .data = q8.data(), .n_rows = 64, .row_length = 256});
   EXPECT_FALSE(cuda_kquant_decode_supports(other, 1));
   EXPECT_GT(cuda_kquant_staged_x_bytes(4096), 4096);
-  EXPECT_THROW(cuda_kquant_staged_x_bytes(100), std::exception);  // not whole Q8_K blocks
+  EXPECT_FALSE(cuda_kquant_decode_wants_staged_x(other, 2));
+  EXPECT_DEATH(cuda_kquant_staged_x_bytes(100), "not whole Q8_K blocks");
 }
 
 class CudaKQuantDecodeTypeTest : public ::testing::TestWithParam<WeightType> {};
