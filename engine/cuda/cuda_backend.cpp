@@ -108,10 +108,13 @@ void CudaBackend::resize_activations(int64_t n_rows, int64_t n_logit_rows) {
     reserve_floats(act_.gate_up, n_rows * 2 * c.n_ffn);
     reserve_floats(act_.gate, n_rows * c.n_ffn);
     reserve_floats(act_.up, n_rows * c.n_ffn);
-    if (c.n_embd % 256 == 0) {
-      act_.xn_staged.reserve(static_cast<size_t>(std::min(n_rows, kMaxKQuantDecodeTokens) *
-                                                 cuda_kquant_staged_x_bytes(c.n_embd)));
+    int64_t staged_row_bytes = 0;
+    for (const int64_t row_length : {c.n_embd, c.n_heads * c.head_dim, c.n_ffn}) {
+      if (row_length % 256 != 0) continue;  // never a Q4_K / Q6_K product's row
+      staged_row_bytes = std::max(staged_row_bytes, cuda_kquant_staged_x_bytes(row_length));
     }
+    act_.x_staged.reserve(
+        static_cast<size_t>(std::min(n_rows, kMaxKQuantDecodeTokens) * staged_row_bytes));
     rows_capacity_ = n_rows;
     ++buffers_generation_;
   }
@@ -315,7 +318,8 @@ void CudaBackend::enqueue_forward(int64_t n_rows, int64_t n_logit_rows) {
   cuda_gather_rows(weights_.token_embd(), meta_.tokens, n_rows, act_.x.as<float>(), stream_);
   const CudaLayerWeights& first = weights_.layers()[0];
   cuda_rms_norm(act_.x.as<float>(), first.attn_norm.as<float>(), c.rms_norm_eps, n_rows, c.n_embd,
-                act_.xn.as<float>(), stream_, nullptr, xn_staging_for_attention(first, n_rows));
+                act_.xn.as<float>(), stream_, nullptr,
+                staging_for(first.qkv_fused() ? first.wqkv : first.wq, n_rows));
   for (int64_t layer = 0; layer < c.n_layers; ++layer) run_layer(layer, n_rows);
 
   // The LM head, only for the rows whose logits are wanted.
@@ -383,14 +387,16 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
                    act_.attn.as<float>(), attention_workspace_, decode_attention_scratch_,
                    stream_);
   }
-  matmul_.run(w.wo, act_.attn.as<float>(), n_rows, act_.proj.as<float>());
+  const float* attn = act_.attn.as<float>();
+  matmul_.run(w.wo, attn, n_rows, act_.proj.as<float>(), stage_for(w.wo, attn, n_rows));
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), w.ffn_norm.as<float>(),
                     c.rms_norm_eps, n_rows, c.n_embd, xn, stream_,
-                    xn_staging_for_feed_forward(w, n_rows));
+                    staging_for(w.gate_up_fused() ? w.w_gate_up : w.w_gate, n_rows));
 
   // SwiGLU feed-forward.
   gate_and_up(w, n_rows);
-  matmul_.run(w.w_down, act_.gate.as<float>(), n_rows, act_.proj.as<float>());
+  const float* gate = act_.gate.as<float>();
+  matmul_.run(w.w_down, gate, n_rows, act_.proj.as<float>(), stage_for(w.w_down, gate, n_rows));
   const bool last = layer_index + 1 == c.n_layers;
   // After the last layer xn is unused: the LM head norms only the rows it needs.
   if (last) {
@@ -401,7 +407,7 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   const CudaLayerWeights& next = weights_.layers()[static_cast<size_t>(layer_index + 1)];
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), next.attn_norm.as<float>(),
                     c.rms_norm_eps, n_rows, c.n_embd, xn, stream_,
-                    xn_staging_for_attention(next, n_rows));
+                    staging_for(next.qkv_fused() ? next.wqkv : next.wq, n_rows));
 }
 
 DecodeQkvFinish CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t layer_index,
@@ -410,7 +416,7 @@ DecodeQkvFinish CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t laye
   const float* xn = act_.xn.as<float>();
   const int64_t q_dim = c.n_heads * c.head_dim;
   const int64_t kv_dim = c.n_kv_heads * c.head_dim;
-  const uint8_t* staged = xn_staging_for_attention(w, n_rows);
+  const uint8_t* staged = staging_for(w.qkv_fused() ? w.wqkv : w.wq, n_rows);
   QkvInput in;
   if (w.qkv_fused()) {
     float* qkv = act_.qkv.as<float>();
@@ -450,7 +456,7 @@ void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
   const int64_t n_ffn = config_.n_ffn;
   const float* xn = act_.xn.as<float>();
   float* gate = act_.gate.as<float>();
-  const uint8_t* staged = xn_staging_for_feed_forward(w, n_rows);
+  const uint8_t* staged = staging_for(w.gate_up_fused() ? w.w_gate_up : w.w_gate, n_rows);
   if (w.gate_up_fused() && matmul_.fuses_swiglu(w.w_gate_up, n_rows)) {
     matmul_.run_swiglu(w.w_gate_up, xn, n_rows, gate, staged);
   } else if (w.gate_up_fused()) {
@@ -464,21 +470,19 @@ void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
   }
 }
 
-uint8_t* CudaBackend::xn_staging_for_attention(const CudaLayerWeights& w, int64_t n_rows) const {
-  const CudaWeightMatrix& first = w.qkv_fused() ? w.wqkv : w.wq;
-  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_wants_staged_x(first, n_rows)) {
+uint8_t* CudaBackend::staging_for(const CudaWeightMatrix& w, int64_t n_rows) const {
+  if (!cuda_kquant_decode_wants_staged_x(w, n_rows) ||
+      n_rows * cuda_kquant_staged_x_bytes(w.row_length()) >
+          static_cast<int64_t>(act_.x_staged.bytes())) {
     return nullptr;
   }
-  return act_.xn_staged.as<uint8_t>();
+  return act_.x_staged.as<uint8_t>();
 }
 
-uint8_t* CudaBackend::xn_staging_for_feed_forward(const CudaLayerWeights& w,
-                                                  int64_t n_rows) const {
-  const CudaWeightMatrix& first = w.gate_up_fused() ? w.w_gate_up : w.w_gate;
-  if (act_.xn_staged.bytes() == 0 || !cuda_kquant_decode_wants_staged_x(first, n_rows)) {
-    return nullptr;
-  }
-  return act_.xn_staged.as<uint8_t>();
+const uint8_t* CudaBackend::stage_for(const CudaWeightMatrix& w, const float* x, int64_t n_rows) {
+  uint8_t* staged = staging_for(w, n_rows);
+  if (staged != nullptr) cuda_kquant_stage_x(x, n_rows, w.row_length(), staged, stream_);
+  return staged;
 }
 
 }  // namespace strata

@@ -83,11 +83,14 @@ class CudaBackend final : public Backend {
   DecodeQkvFinish project_qkv(const CudaLayerWeights& w, int64_t layer_index, int64_t n_rows);
   // gate = silu(xn W_gate) * (xn W_up).
   void gate_and_up(const CudaLayerWeights& w, int64_t n_rows);
-  // Where the norm before a layer's attention or feed-forward stages xn for
-  // the integer decode products that read it (act_.xn_staged), or null where
-  // the first of them does not want it (cuda_kquant_decode_wants_staged_x).
-  uint8_t* xn_staging_for_attention(const CudaLayerWeights& w, int64_t n_rows) const;
-  uint8_t* xn_staging_for_feed_forward(const CudaLayerWeights& w, int64_t n_rows) const;
+  // Where x is staged for the integer decode product `w` (act_.x_staged), or
+  // null where that product does not want it staged
+  // (cuda_kquant_decode_wants_staged_x). The norms stage xn for the Q/K/V
+  // and gate/up products as they write it.
+  uint8_t* staging_for(const CudaWeightMatrix& w, int64_t n_rows) const;
+  // x staged for `w` by a launch of its own (the O and down products, which
+  // no norm precedes), or null as above.
+  const uint8_t* stage_for(const CudaWeightMatrix& w, const float* x, int64_t n_rows);
   // Replays (capturing first if needed) the graph of a decode step.
   void launch_decode_graph(int64_t n_rows);
   void drop_graphs();
@@ -106,9 +109,10 @@ class CudaBackend final : public Backend {
   // Activations of one step (rows = the step's new tokens), grown as needed.
   struct Activations {
     DeviceBuffer x, xn, qkv, q, k, v, attn, proj, gate_up, gate, up, head_in, logits;
-    // xn as the integer decode products stage it (cuda_kquant_staged_x_bytes),
-    // for steps of up to kMaxKQuantDecodeTokens rows.
-    DeviceBuffer xn_staged;
+    // The next product's x as the integer decode products stage it
+    // (cuda_kquant_staged_x_bytes), for steps of up to kMaxKQuantDecodeTokens
+    // rows as long as the longest input row.
+    DeviceBuffer x_staged;
   } act_;
   int64_t rows_capacity_ = 0;
   int64_t logit_rows_capacity_ = 0;

@@ -47,7 +47,38 @@ void run_kquant(const CudaWeightMatrix& w, const float* x, const uint8_t* x_stag
   }
 }
 
+// A warp per block of 256 values of a token's x.
+__global__ void __launch_bounds__(kquant::kThreads)
+    stage_x_kernel(const float* x, int n_items, int row_length, int token_bytes, bool x_aligned,
+                   uint8_t* staged) {
+  let_next_kernel_start();
+  wait_for_prior_kernels();  // x is the kernel before's
+  const int item = static_cast<int>(blockIdx.x * kquant::kWarps + threadIdx.x / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (item >= n_items) return;  // the whole warp
+  const int n_blocks = row_length / kquant::kBlockElems;
+  const int token = item / n_blocks, block = item % n_blocks;
+  float v[8];
+  kquant::load_eight(
+      x + static_cast<int64_t>(token) * row_length + kquant::kBlockElems * block + 8 * lane,
+      x_aligned, v);
+  kquant::stage_q8k_block(staged + static_cast<int64_t>(token) * token_bytes, row_length, block, v,
+                          lane);
+}
+
 }  // namespace
+
+void cuda_kquant_stage_x(const float* x, int64_t n_tokens, int64_t row_length, uint8_t* staged,
+                         cudaStream_t stream) {
+  const int64_t token_bytes = cuda_kquant_staged_x_bytes(row_length);
+  const int64_t n_items = n_tokens * (row_length / kquant::kBlockElems);
+  STRATA_CHECK(n_tokens >= 1 && n_tokens * token_bytes <= INT_MAX, n_tokens, " tokens of ",
+               row_length, " values to stage");
+  launch_dependent(
+      stage_x_kernel, dim3(static_cast<unsigned>(kquant::ceil_div(n_items, kquant::kWarps))),
+      dim3(kquant::kThreads), 0, stream, x, static_cast<int>(n_items), static_cast<int>(row_length),
+      static_cast<int>(token_bytes), reinterpret_cast<uintptr_t>(x) % 16 == 0, staged);
+}
 
 bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens) {
   return (w.type() == WeightType::kQ4_K || w.type() == WeightType::kQ6_K) && n_tokens >= 1 &&

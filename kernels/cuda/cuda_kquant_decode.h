@@ -52,6 +52,12 @@ int64_t cuda_kquant_staged_x_bytes(int64_t row_length);
 // short and the norm's extra pass costs more (batch 1: -2%).
 bool cuda_kquant_decode_wants_staged_x(const CudaWeightMatrix& w, int64_t n_tokens);
 
+// x (n_tokens rows of row_length floats, a multiple of 256) staged as these
+// products read it, n_tokens x cuda_kquant_staged_x_bytes(row_length) bytes,
+// in one launch of a warp per 256 values: for products no norm precedes.
+void cuda_kquant_stage_x(const float* x, int64_t n_tokens, int64_t row_length, uint8_t* staged,
+                         cudaStream_t stream);
+
 // Enqueues the product on `stream`; x and y are device f32 arrays that do not
 // overlap. Requires cuda_kquant_decode_supports(w, n_tokens). x_staged, if
 // not null: x as staged (n_tokens x cuda_kquant_staged_x_bytes(row_length)
@@ -65,7 +71,6 @@ void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tok
 // into [n_tokens][2n] followed by cuda_silu_mul.
 bool cuda_kquant_decode_swiglu_supports(const CudaWeightMatrix& w_gate_up, int64_t n_tokens);
 void cuda_kquant_decode_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
-                               float* out, cudaStream_t stream,
-                               const uint8_t* x_staged = nullptr);
+                               float* out, cudaStream_t stream, const uint8_t* x_staged = nullptr);
 
 }  // namespace strata

@@ -49,8 +49,8 @@ class CudaMatmul {
   bool fuses_swiglu(const CudaWeightMatrix& w_gate_up, int64_t n_tokens) const;
   // out[t * n + i] = silu(gate_i . x_t) * (up_i . x_t), n = w_gate_up.n_rows()
   // / 2, in one kernel: the same bits as run() then cuda_silu_mul.
-  void run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens,
-                  float* out, const uint8_t* x_staged = nullptr);
+  void run_swiglu(const CudaWeightMatrix& w_gate_up, const float* x, int64_t n_tokens, float* out,
+                  const uint8_t* x_staged = nullptr);
 
  private:
   cudaStream_t stream_;

@@ -176,14 +176,13 @@ void cuda_rms_norm(const float* x, const float* weight, float eps, int64_t n_row
                    staged_out(out_staged, row_length));
 }
 
-void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps,
-                       int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream,
-                       uint8_t* out_staged) {
+void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps, int64_t n_rows,
+                       int64_t row_length, float* out, cudaStream_t stream, uint8_t* out_staged) {
   STRATA_CHECK(n_rows >= 0 && row_length > 0);
   STRATA_CHECK(out_staged == nullptr || weight != nullptr, "staging an add without a norm");
   if (n_rows == 0) return;
-  launch_dependent(add_rms_norm_kernel, dim3(static_cast<unsigned int>(n_rows)),
-                   dim3(kNormThreads), 0, stream, x, delta, weight, eps, row_length, out,
+  launch_dependent(add_rms_norm_kernel, dim3(static_cast<unsigned int>(n_rows)), dim3(kNormThreads),
+                   0, stream, x, delta, weight, eps, row_length, out,
                    staged_out(out_staged, row_length));
 }
 

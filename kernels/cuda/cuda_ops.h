@@ -29,8 +29,8 @@ void cuda_rms_norm(const float* x, const float* weight, float eps, int64_t n_row
 // The residual connection and the next sublayer's norm in one pass:
 //   x += delta;  out = rms_norm(x) * weight   (only the add if weight is null)
 // out_staged as for cuda_rms_norm (with a weight only).
-void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps,
-                       int64_t n_rows, int64_t row_length, float* out, cudaStream_t stream,
+void cuda_add_rms_norm(float* x, const float* delta, const float* weight, float eps, int64_t n_rows,
+                       int64_t row_length, float* out, cudaStream_t stream,
                        uint8_t* out_staged = nullptr);
 
 // Where a step's Q, K and V projections are: one fused [n_rows][q|k|v]

@@ -256,9 +256,8 @@ TEST_P(CudaKQuantDecodeTypeTest, XStagedByTheNormGivesTheSameBits) {
                          staged_by_rms_norm.as<uint8_t>());
       const std::vector<float> want = to_host<float>(plain, n_out);
       for (const DeviceBuffer* got : {&from_staged, &from_rms_norm}) {
-        EXPECT_EQ(std::memcmp(to_host<float>(*got, n_out).data(), want.data(),
-                              n_out * sizeof(float)),
-                  0)
+        EXPECT_EQ(
+            std::memcmp(to_host<float>(*got, n_out).data(), want.data(), n_out * sizeof(float)), 0)
             << describe(m, n_tokens);
       }
       const auto n_swiglu = static_cast<size_t>(n_tokens * m.n_rows / 2);
@@ -271,6 +270,39 @@ TEST_P(CudaKQuantDecodeTypeTest, XStagedByTheNormGivesTheSameBits) {
                             to_host<float>(swiglu, n_swiglu).data(), n_swiglu * sizeof(float)),
                 0)
           << "SwiGLU, " << describe(m, n_tokens);
+    }
+  }
+}
+
+// x staged by a launch of its own (cuda_kquant_stage_x: the O and down
+// products') gives the product the bits it gets quantizing x itself; x also
+// not 16-byte aligned.
+TEST_P(CudaKQuantDecodeTypeTest, XStagedByItsOwnLaunchGivesTheSameBits) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937 rng(8);
+  for (int64_t row_length : {256, 4096, 14336}) {
+    const KQuantMatrix m = make_matrix(GetParam(), 40, row_length, rng);
+    const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
+    for (int64_t n_tokens : {1, 2, 8}) {
+      for (size_t x_offset : {0, 1}) {
+        const auto n_x = static_cast<size_t>(n_tokens * row_length);
+        std::vector<float> padded(x_offset, 0.0f);
+        const std::vector<float> x = random_floats(n_x, rng);
+        padded.insert(padded.end(), x.begin(), x.end());
+        const DeviceBuffer dx = to_device(padded);
+        DeviceBuffer staged;
+        staged.reserve(static_cast<size_t>(n_tokens * cuda_kquant_staged_x_bytes(row_length)));
+        cuda_kquant_stage_x(dx.as<float>() + x_offset, n_tokens, row_length, staged.as<uint8_t>(),
+                            nullptr);
+        const auto n_out = static_cast<size_t>(n_tokens * m.n_rows);
+        const DeviceBuffer got = poisoned_floats(n_out);
+        cuda_kquant_decode(w, dx.as<float>() + x_offset, n_tokens, got.as<float>(), nullptr,
+                           staged.as<uint8_t>());
+        const std::vector<float> want = device_product(w, x, n_tokens);
+        EXPECT_EQ(
+            std::memcmp(to_host<float>(got, n_out).data(), want.data(), n_out * sizeof(float)), 0)
+            << describe(m, n_tokens) << ", x offset " << x_offset;
+      }
     }
   }
 }
