@@ -18,6 +18,11 @@ using kquant::KQuantParams;
 // Tokens a launch stages at once: all of them unless their x outgrows the
 // device's shared memory (long rows, many tokens); then in passes, each
 // token's result the same.
+// Up to this many values of x (tokens x row length), a product's thread
+// blocks quantize x sooner than a launch before it would (see
+// cuda_kquant_decode_wants_staged_x).
+constexpr int64_t kMaxValuesStagedByBlocks = 4096;
+
 int64_t tokens_per_pass(const CudaWeightMatrix& w) {
   return (cuda_max_shared_memory_per_block() - kquant::kMmaPartialBytes) /
          kquant::staged_token_bytes(w.row_length());
@@ -93,7 +98,8 @@ int64_t cuda_kquant_staged_x_bytes(int64_t row_length) {
 }
 
 bool cuda_kquant_decode_wants_staged_x(const CudaWeightMatrix& w, int64_t n_tokens) {
-  return n_tokens > kquant::kMaxDp4aTokens && cuda_kquant_decode_supports(w, n_tokens);
+  return n_tokens * w.row_length() > kMaxValuesStagedByBlocks &&
+         cuda_kquant_decode_supports(w, n_tokens);
 }
 
 void cuda_kquant_decode(const CudaWeightMatrix& w, const float* x, int64_t n_tokens, float* y,

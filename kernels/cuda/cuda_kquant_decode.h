@@ -46,10 +46,14 @@ bool cuda_kquant_decode_supports(const CudaWeightMatrix& w, int64_t n_tokens);
 // in each of its thread blocks. row_length a multiple of 256.
 int64_t cuda_kquant_staged_x_bytes(int64_t row_length);
 
-// Whether the product runs quicker on x staged by the norm before it than
-// quantizing x in each of its thread blocks: from two tokens (8B Q4_K on an
-// H200, 8 sequences: +8%), not at one, where the blocks' own staging is
-// short and the norm's extra pass costs more (batch 1: -2%).
+// Whether the product runs quicker on x staged before it (by the norm, or a
+// launch of its own: cuda_kquant_stage_x) than quantizing x in each of its
+// thread blocks: above 4,096 values of x (tokens x row length). Measured on
+// 8B Q4_K, H200: at one token the 4,096-wide products lose 2% of batch-1
+// speed staged by the norm, while the 14,336-wide down product gains 2.5%
+// staged by its own launch; at 8 sequences all four staged gain 70% of the
+// steady decode rate (every thread block of the 2-8-token kernel would
+// quantize all tokens' x).
 bool cuda_kquant_decode_wants_staged_x(const CudaWeightMatrix& w, int64_t n_tokens);
 
 // x (n_tokens rows of row_length floats, a multiple of 256) staged as these

@@ -89,8 +89,10 @@ TEST(CudaKQuantDecodeTest, TakesQ4KAndQ6KDecodeBatches) {
     EXPECT_FALSE(cuda_kquant_decode_supports(even, kMaxKQuantDecodeTokens + 1));
     EXPECT_TRUE(cuda_kquant_decode_swiglu_supports(even, 8));
     EXPECT_FALSE(cuda_kquant_decode_swiglu_supports(odd, 1));
-    EXPECT_TRUE(cuda_kquant_decode_wants_staged_x(even, 2));
-    EXPECT_FALSE(cuda_kquant_decode_wants_staged_x(even, 1));  // see its comment
+    EXPECT_FALSE(cuda_kquant_decode_wants_staged_x(even, 8));  // 2,048 values: see its comment
+    const CudaWeightMatrix wide = CudaWeightMatrix::upload(make_matrix(type, 8, 4096, rng).view());
+    EXPECT_FALSE(cuda_kquant_decode_wants_staged_x(wide, 1));
+    EXPECT_TRUE(cuda_kquant_decode_wants_staged_x(wide, 2));
   }
   const std::vector<float> values = random_floats(64 * 256, rng);
   const std::vector<std::byte> q8 = quantize(WeightType::kQ8_0, values);
