@@ -4,11 +4,12 @@
 // Both first stage every token's x in shared memory as Q8_K blocks (a warp
 // per 256 values, the bytes quantize_activations_q8_k writes), with the sum
 // of each 32 quants beside them (what the minimums multiply), or copy those
-// bytes where the norm before them staged x once for all their blocks. A row's dot
-// with a token is then a sum of one f32 term per Q4_K block, rounded as the
-// CPU rounds it (block_term), from the block's integer sums; the terms of
-// blocks b, b + 8, b + 16, ... are added in order, and the 8 such sums in
-// the order sum_of_eight fixes: so the two kernels give the same bits.
+// bytes where x was staged once before them for all their blocks (by the
+// norm, or cuda_kquant_stage_x). A row's dot with a token is then a sum of
+// one f32 term per Q4_K block, rounded as the CPU rounds it (block_term),
+// from the block's integer sums; the terms of blocks b, b + 8, b + 16, ...
+// are added in order, and the 8 such sums in the order sum_of_eight fixes:
+// so the two kernels give the same bits.
 #pragma once
 
 #include <cuda_fp16.h>

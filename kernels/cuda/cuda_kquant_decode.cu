@@ -15,14 +15,14 @@ namespace {
 
 using kquant::KQuantParams;
 
-// Tokens a launch stages at once: all of them unless their x outgrows the
-// device's shared memory (long rows, many tokens); then in passes, each
-// token's result the same.
 // Up to this many values of x (tokens x row length), a product's thread
 // blocks quantize x sooner than a launch before it would (see
 // cuda_kquant_decode_wants_staged_x).
 constexpr int64_t kMaxValuesStagedByBlocks = 4096;
 
+// Tokens a launch stages at once: all of them unless their x outgrows the
+// device's shared memory (long rows, many tokens); then in passes, each
+// token's result the same.
 int64_t tokens_per_pass(const CudaWeightMatrix& w) {
   return (cuda_max_shared_memory_per_block() - kquant::kMmaPartialBytes) /
          kquant::staged_token_bytes(w.row_length());
