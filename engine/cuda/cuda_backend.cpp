@@ -36,6 +36,15 @@ void reserve_pinned(T*& buffer, size_t& capacity, size_t count) {
   capacity = count;
 }
 
+// The first product to read a layer's xn before attention and before the
+// feed-forward: the one whose wish for staged x the norm before them follows.
+const CudaWeightMatrix& first_attention_product(const CudaLayerWeights& w) {
+  return w.qkv_fused() ? w.wqkv : w.wq;
+}
+const CudaWeightMatrix& first_feed_forward_product(const CudaLayerWeights& w) {
+  return w.gate_up_fused() ? w.w_gate_up : w.w_gate;
+}
+
 void reserve_floats(DeviceBuffer& buffer, int64_t n) {
   buffer.reserve(static_cast<size_t>(n) * sizeof(float));
 }
@@ -319,7 +328,7 @@ void CudaBackend::enqueue_forward(int64_t n_rows, int64_t n_logit_rows) {
   const CudaLayerWeights& first = weights_.layers()[0];
   cuda_rms_norm(act_.x.as<float>(), first.attn_norm.as<float>(), c.rms_norm_eps, n_rows, c.n_embd,
                 act_.xn.as<float>(), stream_, nullptr,
-                staging_for(first.qkv_fused() ? first.wqkv : first.wq, n_rows));
+                staging_for(first_attention_product(first), n_rows));
   for (int64_t layer = 0; layer < c.n_layers; ++layer) run_layer(layer, n_rows);
 
   // The LM head, only for the rows whose logits are wanted.
@@ -391,7 +400,7 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   matmul_.run(w.wo, attn, n_rows, act_.proj.as<float>(), stage_for(w.wo, attn, n_rows));
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), w.ffn_norm.as<float>(),
                     c.rms_norm_eps, n_rows, c.n_embd, xn, stream_,
-                    staging_for(w.gate_up_fused() ? w.w_gate_up : w.w_gate, n_rows));
+                    staging_for(first_feed_forward_product(w), n_rows));
 
   // SwiGLU feed-forward.
   gate_and_up(w, n_rows);
@@ -407,7 +416,7 @@ void CudaBackend::run_layer(int64_t layer_index, int64_t n_rows) {
   const CudaLayerWeights& next = weights_.layers()[static_cast<size_t>(layer_index + 1)];
   cuda_add_rms_norm(act_.x.as<float>(), act_.proj.as<float>(), next.attn_norm.as<float>(),
                     c.rms_norm_eps, n_rows, c.n_embd, xn, stream_,
-                    staging_for(next.qkv_fused() ? next.wqkv : next.wq, n_rows));
+                    staging_for(first_attention_product(next), n_rows));
 }
 
 DecodeQkvFinish CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t layer_index,
@@ -416,7 +425,7 @@ DecodeQkvFinish CudaBackend::project_qkv(const CudaLayerWeights& w, int64_t laye
   const float* xn = act_.xn.as<float>();
   const int64_t q_dim = c.n_heads * c.head_dim;
   const int64_t kv_dim = c.n_kv_heads * c.head_dim;
-  const uint8_t* staged = staging_for(w.qkv_fused() ? w.wqkv : w.wq, n_rows);
+  const uint8_t* staged = staging_for(first_attention_product(w), n_rows);
   QkvInput in;
   if (w.qkv_fused()) {
     float* qkv = act_.qkv.as<float>();
@@ -456,7 +465,7 @@ void CudaBackend::gate_and_up(const CudaLayerWeights& w, int64_t n_rows) {
   const int64_t n_ffn = config_.n_ffn;
   const float* xn = act_.xn.as<float>();
   float* gate = act_.gate.as<float>();
-  const uint8_t* staged = staging_for(w.gate_up_fused() ? w.w_gate_up : w.w_gate, n_rows);
+  const uint8_t* staged = staging_for(first_feed_forward_product(w), n_rows);
   if (w.gate_up_fused() && matmul_.fuses_swiglu(w.w_gate_up, n_rows)) {
     matmul_.run_swiglu(w.w_gate_up, xn, n_rows, gate, staged);
   } else if (w.gate_up_fused()) {
