@@ -3,7 +3,11 @@
 // Block (sequence, kv head, split) of kThreads threads takes keys
 // [split * kSplitKeys, + kSplitKeys) of its sequence; a block whose sequence
 // is not the decode kernel's, or has fewer splits, leaves once the kernels
-// before have finished. Phases, a barrier between each:
+// before have finished. Before it waits for them, each thread loads its
+// chunks of the split's past K and V rows into registers (SplitRows: what
+// phases 1 and 3 read; earlier steps wrote them), so that at a few hundred
+// keys the kernel's longest loads overlap the kernel before it; the new
+// row's chunks follow phase 0. Phases, a barrier between each:
 // 0. queries: the group's queries times the scale into shared memory (zeros
 //    past the group, to a multiple of kQueriesAtOnce). With Q/K/V finishing
 //    (cuda_finish_qkv_and_decode_attention) every block finishes its Q heads
@@ -98,16 +102,36 @@ __device__ __forceinline__ float2 widen(uint32_t word) {
                      __half2float(__ushort_as_half(static_cast<unsigned short>(word >> 16))));
 }
 
-// 8 elements from 16-byte aligned `at`, as floats: v[0..3] and v[4..7].
-__device__ __forceinline__ void load8(const __half* at, float4& lo, float4& hi) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(at);
-  const float2 a = widen(raw.x), b = widen(raw.y), c = widen(raw.z), d = widen(raw.w);
-  lo = make_float4(a.x, a.y, b.x, b.y);
-  hi = make_float4(c.x, c.y, d.x, d.y);
+// 8 elements of a K or V row: 16 bytes of f16, 32 of f32.
+template <typename T>
+struct Chunk {
+  uint4 raw[sizeof(T) / 2];
+};
+
+// The chunk at 16-byte aligned `at`. Plain loads, not __ldg: the read-only
+// path may not see this kernel's own writes of the new row.
+template <typename T>
+__device__ __forceinline__ Chunk<T> load_chunk(const T* at) {
+  Chunk<T> c;
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(sizeof(T) / 2); ++i) {
+    c.raw[i] = reinterpret_cast<const uint4*>(at)[i];
+  }
+  return c;
 }
-__device__ __forceinline__ void load8(const float* at, float4& lo, float4& hi) {
-  lo = *reinterpret_cast<const float4*>(at);
-  hi = *reinterpret_cast<const float4*>(at + 4);
+
+// A chunk's 8 elements as floats: v[0..3] and v[4..7].
+__device__ __forceinline__ void widen8(const Chunk<__half>& c, float4& lo, float4& hi) {
+  const float2 a = widen(c.raw[0].x), b = widen(c.raw[0].y);
+  const float2 d = widen(c.raw[0].z), e = widen(c.raw[0].w);
+  lo = make_float4(a.x, a.y, b.x, b.y);
+  hi = make_float4(d.x, d.y, e.x, e.y);
+}
+__device__ __forceinline__ void widen8(const Chunk<float>& c, float4& lo, float4& hi) {
+  lo = make_float4(__uint_as_float(c.raw[0].x), __uint_as_float(c.raw[0].y),
+                   __uint_as_float(c.raw[0].z), __uint_as_float(c.raw[0].w));
+  hi = make_float4(__uint_as_float(c.raw[1].x), __uint_as_float(c.raw[1].y),
+                   __uint_as_float(c.raw[1].z), __uint_as_float(c.raw[1].w));
 }
 
 __device__ __forceinline__ float dot4(float4 a, float4 b, float sum) {
@@ -127,7 +151,48 @@ struct Split {
   int n_keys;        // this split's
   const int32_t* blocks;  // the sequence's block table
   int64_t first_query;    // the row's first query head of this kv head, counting all rows' heads
+  int new_key;            // the split's key that is this step's new row, or -1
 };
+
+// A thread's chunks of the split's rows, held in registers: of K (phase 1),
+// chunks at elements 8 part + 8 kKeyParts j of its key; of V (phase 3),
+// elements c .. c + 7 of keys slice + n_slices j. Both need ceil(head_dim /
+// 32) chunks (n_slices = kThreads / (head_dim / 8)), at most kChunks: the
+// kernel's template parameter.
+template <typename T, int kChunks>
+struct SplitRows {
+  Chunk<T> k[kChunks];
+  Chunk<T> v[kChunks];
+};
+
+// Loads the thread's chunks of the split's keys for which wanted(key)
+// holds (key counted from the split's first), leaving the others as they
+// are.
+template <typename T, int kChunks, typename Wanted>
+__device__ void load_rows(const DecodeParams& p, const Split& at, Wanted wanted,
+                          SplitRows<T, kChunks>& rows) {
+  const int d = p.head_dim, tid = static_cast<int>(threadIdx.x);
+  const int key = tid / kKeyParts, part = tid % kKeyParts;
+  if (key < at.n_keys && wanted(key)) {
+    const T* k = key_row<T>(p, at.blocks, at.kv_head, at.first_key + key, false);
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
+      const int c = 8 * part + 8 * kKeyParts * j;
+      if (c < d) rows.k[j] = load_chunk(k + c);
+    }
+  }
+  const int octets = d / 8, n_slices = kThreads / octets;
+  const int slice = tid / octets, c = (tid % octets) * 8;
+  if (slice >= n_slices) return;
+#pragma unroll
+  for (int j = 0; j < kChunks; ++j) {
+    const int value_key = slice + n_slices * j;
+    if (value_key < at.n_keys && wanted(value_key)) {
+      rows.v[j] =
+          load_chunk(key_row<T>(p, at.blocks, at.kv_head, at.first_key + value_key, true) + c);
+    }
+  }
+}
 
 // Phase 0: the group's queries times the scale into s.queries, zeros past
 // the group; with finishing, the block's Q heads finished there first (and
@@ -163,21 +228,24 @@ __device__ void stage_queries(const DecodeParams& p, const Split& at, SharedMemo
 }
 
 // Phase 1: s.scores[h][key] = queries[h] . K[first_key + key] for the
-// split's keys; the key's kKeyParts threads sit side by side in a warp.
-template <typename T>
-__device__ void score_keys(const DecodeParams& p, const Split& at, SharedMemory& s) {
+// split's keys, from the thread's K chunks; the key's kKeyParts threads sit
+// side by side in a warp.
+template <typename T, int kChunks>
+__device__ void score_keys(const DecodeParams& p, const Split& at, const Chunk<T> (&k)[kChunks],
+                           SharedMemory& s) {
   const int d = p.head_dim;
   const int key = static_cast<int>(threadIdx.x) / kKeyParts;
   const int part = static_cast<int>(threadIdx.x) % kKeyParts;
   const bool real = key < at.n_keys;
-  const T* k = key_row<T>(p, at.blocks, at.kv_head, at.first_key + (real ? key : 0), false);
   for (int h0 = 0; h0 < p.group; h0 += kQueriesAtOnce) {
     float dot[kQueriesAtOnce] = {};
     if (real) {
-#pragma unroll 4
-      for (int c = 8 * part; c < d; c += 8 * kKeyParts) {
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        const int c = 8 * part + 8 * kKeyParts * j;
+        if (c >= d) break;
         float4 lo, hi;
-        load8(k + c, lo, hi);
+        widen8(k[j], lo, hi);
 #pragma unroll
         for (int h = 0; h < kQueriesAtOnce; ++h) {
           const float4* q = reinterpret_cast<const float4*>(s.queries + (h0 + h) * d + c);
@@ -219,9 +287,11 @@ __device__ void softmax_split(const DecodeParams& p, const Split& at, SharedMemo
 }
 
 // Phase 3, then where the split's result goes: emit(h, c, value) for every
-// query h of the group and element c, value = sum_key e[h][key] V[key][c].
-template <typename T, typename Emit>
-__device__ void weigh_values(const DecodeParams& p, const Split& at, SharedMemory& s, Emit emit) {
+// query h of the group and element c, value = sum_key e[h][key] V[key][c],
+// from the thread's V chunks.
+template <typename T, int kChunks, typename Emit>
+__device__ void weigh_values(const DecodeParams& p, const Split& at, const Chunk<T> (&v)[kChunks],
+                             SharedMemory& s, Emit emit) {
   const int d = p.head_dim, octets = d / 8, n_slices = kThreads / octets;
   const int slice = static_cast<int>(threadIdx.x) / octets;
   const int c = (static_cast<int>(threadIdx.x) % octets) * 8;
@@ -229,10 +299,12 @@ __device__ void weigh_values(const DecodeParams& p, const Split& at, SharedMemor
     const int n_h = min(kQueriesAtOnce, p.group - h0);
     if (slice < n_slices) {
       float4 lo[kQueriesAtOnce] = {}, hi[kQueriesAtOnce] = {};
-#pragma unroll 4
-      for (int key = slice; key < at.n_keys; key += n_slices) {
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        const int key = slice + n_slices * j;
+        if (key >= at.n_keys) break;
         float4 v_lo, v_hi;
-        load8(key_row<T>(p, at.blocks, at.kv_head, at.first_key + key, true) + c, v_lo, v_hi);
+        widen8(v[j], v_lo, v_hi);
 #pragma unroll
         for (int h = 0; h < kQueriesAtOnce; ++h) {
           const float w = h < n_h ? s.scores[(h0 + h) * kSplitKeys + key] : 0.0f;
@@ -311,7 +383,7 @@ __device__ bool publish_split(const DecodeParams& p, const Split& at, float* par
   return s.merges;
 }
 
-template <typename T>
+template <typename T, int kChunks>
 __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const DecodeParams p) {
   __shared__ SharedMemory s;
   let_next_kernel_start();
@@ -327,29 +399,52 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Decode
   at.n_splits = (n_keys + kSplitKeys - 1) / kSplitKeys;
   at.first_key = at.split * kSplitKeys;
   at.n_keys = min(kSplitKeys, n_keys - at.first_key);
+  at.new_key = at.split == at.n_splits - 1 ? at.n_keys - 1 : -1;
   at.blocks = p.kv.block_ids + p.kv.seq_block_start[at.seq];
   at.first_query = int64_t{at.first_row} * p.n_heads + int64_t{at.kv_head} * p.group;
+  const bool takes = decode_attention_takes_sequence(n_rows, n_keys) && at.split < at.n_splits;
+  // The past keys' K and V too: earlier steps wrote them. Their loads are
+  // most of a split's time at a few hundred keys, and go out here, while
+  // the kernel before finishes, instead of after it.
+  SplitRows<T, kChunks> rows;
+  if (takes)
+    load_rows(
+        p, at, [&](int key) { return key != at.new_key; }, rows);
   wait_for_prior_kernels();  // q and the row's own K/V are earlier kernels'
-  if (!decode_attention_takes_sequence(n_rows, n_keys) || at.split >= at.n_splits) return;
+  if (!takes) return;
 
   stage_queries(p, at, s);
   __syncthreads();
-  score_keys<T>(p, at, s);
+  load_rows(
+      p, at, [&](int key) { return key == at.new_key; }, rows);  // finished now
+  score_keys(p, at, rows.k, s);
   __syncthreads();
   softmax_split(p, at, s);
   __syncthreads();
   const int d = p.head_dim;
   if (at.n_splits == 1) {
     float* out = p.out + at.first_query * d;
-    weigh_values<T>(p, at, s, [&](int h, int c, float v) { out[h * d + c] = v / s.sums[h]; });
+    weigh_values(p, at, rows.v, s, [&](int h, int c, float v) { out[h * d + c] = v / s.sums[h]; });
     return;
   }
   const int64_t partial_floats = int64_t{p.group} * (d + 2);
   float* partials =
       p.partials + (int64_t{at.seq} * p.n_kv_heads + at.kv_head) * kMaxSplits * partial_floats;
   float* partial = partials + at.split * partial_floats;
-  weigh_values<T>(p, at, s, [&](int h, int c, float v) { partial[h * d + c] = v; });
+  weigh_values(p, at, rows.v, s, [&](int h, int c, float v) { partial[h * d + c] = v; });
   if (publish_split(p, at, partial, s)) merge_splits(p, at, partials, s);
+}
+
+// decode_attention_kernel for the arena's element type, holding enough
+// chunks of K and V for its head_dim.
+template <typename T>
+void launch_decode_kernel(dim3 grid, int64_t head_dim, const DecodeParams& p, cudaStream_t stream) {
+  static_assert(kMaxHeadDim <= 8 * 32);  // 8 chunks: ceil(head_dim / 32)
+  if (head_dim <= 4 * 32) {
+    launch_dependent(decode_attention_kernel<T, 4>, grid, dim3(kThreads), 0, stream, p);
+  } else {
+    launch_dependent(decode_attention_kernel<T, 8>, grid, dim3(kThreads), 0, stream, p);
+  }
 }
 
 }  // namespace
@@ -429,9 +524,9 @@ void launch_decode(const CudaKvArena& arena, const CudaAttentionBatch& batch, in
   const dim3 grid(static_cast<unsigned>(batch.n_seqs), static_cast<unsigned>(arena.n_kv_heads),
                   static_cast<unsigned>(n_splits));
   if (arena.dtype == WeightType::kF16) {
-    launch_dependent(decode_attention_kernel<__half>, grid, dim3(kThreads), 0, stream, p);
+    launch_decode_kernel<__half>(grid, arena.head_dim, p, stream);
   } else {
-    launch_dependent(decode_attention_kernel<float>, grid, dim3(kThreads), 0, stream, p);
+    launch_decode_kernel<float>(grid, arena.head_dim, p, stream);
   }
 }
 
