@@ -406,17 +406,16 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Decode
   // The past keys' K and V too: earlier steps wrote them. Their loads are
   // most of a split's time at a few hundred keys, and go out here, while
   // the kernel before finishes, instead of after it.
+  const auto is_past = [&](int key) { return key != at.new_key; };
+  const auto is_new = [&](int key) { return key == at.new_key; };
   SplitRows<T, kChunks> rows;
-  if (takes)
-    load_rows(
-        p, at, [&](int key) { return key != at.new_key; }, rows);
+  if (takes) load_rows(p, at, is_past, rows);
   wait_for_prior_kernels();  // q and the row's own K/V are earlier kernels'
   if (!takes) return;
 
   stage_queries(p, at, s);
   __syncthreads();
-  load_rows(
-      p, at, [&](int key) { return key == at.new_key; }, rows);  // finished now
+  load_rows(p, at, is_new, rows);  // phase 0 finished it
   score_keys(p, at, rows.k, s);
   __syncthreads();
   softmax_split(p, at, s);

@@ -426,6 +426,25 @@ TEST(CudaAttentionTest, DecodeAcrossKeySplitBoundaries) {
   }
 }
 
+// Heads wider than 128 (up to kDecodeAttentionMaxHeadDim): each thread of
+// the decode kernel holds twice the chunks of K and V (its second
+// instantiation), f16 and f32, across split boundaries.
+TEST(CudaAttentionTest, DecodeHeadsWiderThan128) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const int64_t split = kDecodeAttentionSplitKeys;
+  const Shape wide[] = {
+      {.n_kv_heads = 2, .group = 2, .head_dim = 256, .block_tokens = 16},
+      {.n_kv_heads = 1, .group = 4, .head_dim = 160, .block_tokens = 16, .dtype = WeightType::kF32},
+  };
+  uint32_t seed = 160;
+  for (const Shape& shape : wide) {
+    for (int64_t context : {int64_t{1}, split + 1, kDecodeAttentionMaxKeys}) {
+      check_step(shape, decode_batch({context}), seed++);
+    }
+    check_step(shape, decode_batch({split, 3, kDecodeAttentionMaxKeys, 2 * split + 1}), seed++);
+  }
+}
+
 // The splits' counters are back at zero after every launch: the same
 // scratch serves one step after another (as a replayed graph does), each
 // result right.
