@@ -216,13 +216,15 @@ __global__ void __launch_bounds__(kDp4aThreads, 1) dp4a_decode_kernel(KQuantPara
   // row. Shifts, not divisions: this runs every step.
   const int row_shift = swiglu ? 1 : 0;
   const int64_t n_outputs = swiglu ? p.swiglu_n : p.w.n_rows;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kDp4aWarps + warp;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * kDp4aWarps;
-  const int n_outputs_mine =
-      first < n_outputs ? static_cast<int>((n_outputs - first + stride - 1) / stride) : 0;
+  // A warp's outputs are one run of consecutive rows (the runs' lengths
+  // differ by at most one), so the weights it streams are contiguous.
+  const int64_t n_warps = static_cast<int64_t>(gridDim.x) * kDp4aWarps;
+  const int64_t warp_id = static_cast<int64_t>(blockIdx.x) * kDp4aWarps + warp;
+  const int64_t first = warp_id * n_outputs / n_warps;
+  const int n_outputs_mine = static_cast<int>((warp_id + 1) * n_outputs / n_warps - first);
   const int n_rows_mine = n_outputs_mine << row_shift;
 
-  const auto output_of = [&](int row) { return first + (row >> row_shift) * stride; };
+  const auto output_of = [&](int row) { return first + (row >> row_shift); };
   const auto row_view = [&](int row) {  // a warp without rows: any row, never read
     const int64_t out = min(output_of(row), n_outputs - 1);
     return p.w.row((row & row_shift) == 0 ? out : p.swiglu_n + out);
