@@ -2,8 +2,9 @@
 # Runs on the GPU machine: hardware counters for a few launches of one kernel
 # during batch-1 decode — speed of light (DRAM and SM throughput against
 # their peaks), occupancy, warp stall reasons, memory workload, the
-# schedulers' eligible warps, the instruction mix, where warps stall most —
-# to tell a latency-bound kernel from a bandwidth- or issue-bound one.
+# schedulers' eligible warps, the instruction mix, each pipe's share of its
+# peak, where warps stall most — to tell a latency-bound kernel from a
+# bandwidth- or issue-bound one.
 # Nsight Compute reads the counters (Firecracker machines only: see the
 # device notes); the whole report is OUT_DIR/counters-SHAPE-TYPE.txt.
 # Build and carry as for scripts/gpu-bench.sh; then:
@@ -29,7 +30,8 @@ ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$kern
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
   --section MemoryWorkloadAnalysis --section SchedulerStats --section InstructionStats \
   --section SourceCounters \
+  --metrics 'regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active' \
   "${STRATA:-build-device/bin/strata}" bench -m "$model" --backend cuda ${BENCH_ARGS:---prompt-tokens 64 --gen-tokens 16} \
   >"$out_dir/counters-${spec/:/-}.txt" 2>&1 || true
-grep -E "_kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall|Eligible Warps|Issue Slot|Executed Instructions" \
-  "$out_dir/counters-${spec/:/-}.txt" | head -120
+grep -E "_kernel|Duration|Throughput|Registers|Occupancy|Grid Size|Warp Cycles Per Issued|Issued Ipc|Stall|Eligible Warps|Issue Slot|Executed Instructions|pipe_(alu|fma|fmaheavy|lsu)\.|issue_active" \
+  "$out_dir/counters-${spec/:/-}.txt" | head -200
