@@ -183,8 +183,10 @@ void launch_over(Kernel* kernel, int64_t n_items, int items_per_block, int64_t s
 
 // The kernels on `stream`: dp4a up to kMaxDp4aTokens tokens, mma above;
 // n_outputs = rows of y (swiglu_n with the fused SwiGLU).
-void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
-                        cudaStream_t stream);
+// One token: Q4_K a block a lane (cuda_kquant_block_lanes.cu), Q6_K a
+// quarter block a lane (cuda_kquant_dp4a.cu).
+void launch_block_lane_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream);
+void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream);
 void launch_mma_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
                        cudaStream_t stream);
 

@@ -1,7 +1,8 @@
 // cuda_kquant_decode (cuda_kquant_decode.h): which kernel takes a product,
 // and tokens in passes where their staged x outgrows shared memory. The
-// kernels: cuda_kquant_dp4a.cu (one token), cuda_kquant_mma.cu (two to
-// eight), what they share: cuda_kquant_common.cuh.
+// kernels: cuda_kquant_block_lanes.cu (one token of Q4_K),
+// cuda_kquant_dp4a.cu (one token of Q6_K), cuda_kquant_mma.cu (two to eight),
+// what they share: cuda_kquant_common.cuh.
 #include <algorithm>
 #include <climits>
 
@@ -46,8 +47,10 @@ void run_kquant(const CudaWeightMatrix& w, const float* x, const uint8_t* x_stag
                          .x_staged = x_staged != nullptr ? x_staged + t0 * token_bytes : nullptr};
     if (n > kquant::kMaxDp4aTokens) {
       kquant::launch_mma_decode(p, n_outputs, w.type(), stream);
+    } else if (w.type() == WeightType::kQ4_K) {
+      kquant::launch_block_lane_decode(p, n_outputs, stream);
     } else {
-      kquant::launch_dp4a_decode(p, n_outputs, w.type(), stream);
+      kquant::launch_dp4a_decode(p, n_outputs, stream);
     }
   }
 }

@@ -1,26 +1,22 @@
-// The dp4a decode kernel of cuda_kquant_decode (shared parts:
-// cuda_kquant_common.cuh), for one token of Q4_K or Q6_K: a warp per row at
-// a time, 8 blocks a step. Q4_K:
-// lane l takes quarter c = l % 4 of block 8 * step + l / 4, i.e. qs bytes
-// 32c .. 32c + 31 (two 16-byte loads), whose low nibbles are sub-block 2c
-// and high nibbles sub-block 2c + 1, dotted with x by dp4a; the block's
-// four lanes add their integer sums by shuffles. Q6_K: lane l takes
-// half h = c / 2 and pair kk = c % 2 of its block: ql bytes 64h + 32kk ..
-// + 31, whose low nibbles are row elements 128h + 32kk + l and high nibbles
-// 128h + 32(kk + 2) + l, with their top two bits from qh bytes 32h .. + 31
-// (bits 2k, k = kk or kk + 2): four sub-blocks of 16. A warp's rows are output
-// rows w, w + (warps in the grid), ... and its steps one stream of loads,
-// kDepth steps ahead, across rows.
+// The one-token Q6_K decode kernel of cuda_kquant_decode (shared parts:
+// cuda_kquant_common.cuh): a warp per row at a time, 8 blocks a step. Lane l
+// takes half h = c / 2 and pair kk = c % 2 (c = l % 4) of block
+// 8 * step + l / 4: ql bytes 64h + 32kk .. + 31, whose low nibbles are row
+// elements 128h + 32kk + l and high nibbles 128h + 32(kk + 2) + l, with
+// their top two bits from qh bytes 32h .. + 31 (bits 2k, k = kk or kk + 2):
+// four sub-blocks of 16, dotted with x by dp4a; the block's four lanes add
+// their integer sums by shuffles. A warp's rows are one run of consecutive
+// outputs, and its steps one stream of loads, kDepth steps ahead, across
+// rows. (One-token Q4_K takes a whole block a lane: cuda_kquant_block_lanes.cu.)
 #include "kernels/cuda/cuda_kquant_common.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 
 namespace strata::kquant {
 namespace {
 
-// Steps of a warp whose loads are in flight: a Q6_K share is 84 bytes to
-// Q4_K's 48, so fewer of them fit without spills.
-template <WeightType kType>
-constexpr int kDepth = kType == WeightType::kQ4_K ? 4 : 2;
+// Steps of a warp whose loads are in flight: a share is 84 bytes, so
+// that more of them do not fit without spills.
+constexpr int kDepth = 2;
 
 // Warps of a thread block, one block an SM (a row's sums stay within its
 // warp): where x is not staged before the product (at one token, rows of
@@ -29,103 +25,6 @@ constexpr int kDepth = kType == WeightType::kQ4_K ? 4 : 2;
 // as many times (8B Q4_K batch 1: +3%).
 constexpr int kDp4aWarps = 16;
 constexpr int kDp4aThreads = 32 * kDp4aWarps;
-
-// A lane's share of one step: its quarter of a Q4_K block, and the block's
-// 16 meta bytes (d, dmin, scales[12]).
-struct Quarter {
-  uint4 low, high;  // qs bytes 32c .. 32c + 15, 32c + 16 .. 32c + 31
-  uint4 meta;
-};
-
-__device__ __forceinline__ Quarter load_quarter(const RowView& row, int block, int c) {
-  const uint8_t* qs = row.quants + kBlockQuantBytes * block + 32 * c;
-  return {cuda_layout::load_chunk(qs), cuda_layout::load_chunk(qs + 16),
-          __ldg(reinterpret_cast<const uint4*>(row.meta + 16 * block))};
-}
-
-// The 6-bit scale and minimum of sub-blocks 2c and 2c + 1 (ggml's
-// get_scale_min_k4): for sub-blocks 0..3, scales[j] and scales[j + 4] masked
-// to 6 bits; for 4..7, the low 4 bits from scales[j + 4], the top 2 from bits
-// 6-7 of scales[j - 4] (scale) and scales[j] (minimum). meta.y, z, w are
-// scales[0..3], [4..7], [8..11].
-struct SubBlockScales {
-  int scale[2];
-  int min[2];
-};
-
-__device__ __forceinline__ SubBlockScales sub_block_scales(uint4 meta, int c) {
-  const bool upper = c >= 2;
-  const uint32_t scales =
-      upper ? (meta.w & 0x0f0f0f0fu) | ((meta.y >> 2) & 0x30303030u) : meta.y & 0x3f3f3f3fu;
-  const uint32_t mins =
-      upper ? ((meta.w >> 4) & 0x0f0f0f0fu) | ((meta.z >> 2) & 0x30303030u) : meta.z & 0x3f3f3f3fu;
-  const int shift = 16 * (c % 2);  // byte (2c) % 4
-  return {
-      {static_cast<int>((scales >> shift) & 0xffu),
-       static_cast<int>((scales >> (shift + 8)) & 0xffu)},
-      {static_cast<int>((mins >> shift) & 0xffu), static_cast<int>((mins >> (shift + 8)) & 0xffu)}};
-}
-
-// c + the dot product of a's 4 unsigned bytes and b's 4 signed bytes.
-__device__ __forceinline__ int dot4_unsigned_signed(uint32_t a, int b, int c) {
-  int d;
-  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
-
-// acc[t] += block `block`'s term for token t (block_term), for the real
-// tokens: the lane's integer sums of its quarter, added over the block's
-// four lanes (integers: any order), then the term, the same in all four.
-// A lane past the row's blocks has a zero quarter (and reads x's last
-// block): its term is zero, and adding it leaves acc as it was.
-template <int kTokens>
-__device__ __forceinline__ void dot_quarter(const Quarter& q, int block, int c,
-                                            const KQuantParams& p, const uint8_t* smem,
-                                            float (&acc)[kTokens]) {
-  const uint32_t words[8] = {q.low.x,  q.low.y,  q.low.z,  q.low.w,
-                             q.high.x, q.high.y, q.high.z, q.high.w};
-  // The high nibbles stay where they are, as 16 times their value (unsigned
-  // bytes): one instruction a word fewer, and the sum divides by 16 exactly.
-  uint32_t low[8], high16[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    low[i] = words[i] & 0x0f0f0f0fu;
-    high16[i] = words[i] & 0xf0f0f0f0u;
-  }
-  const SubBlockScales s = sub_block_scales(q.meta, c);
-  // swizzled_unit's for all four units: bits 3-4 of 16 * block + 4c, i.e.
-  // the block's parity and c / 2. The block is 8 * step + lane / 4 (lane /
-  // 4's parity, every step), or clamped for a lane past the row's blocks,
-  // whose quarter is zero: any order of its units gives its zero term.
-  const int lane_parity = static_cast<int>(threadIdx.x / 4) & 1;
-  const int swizzle = (lane_parity << 1) | (c >> 1);
-#pragma unroll
-  for (int t = 0; t < kTokens; ++t) {
-    if (t >= p.n_tokens) break;
-    const StagedToken x = staged_token(p, smem, t);
-    const int4* units = reinterpret_cast<const int4*>(x.quants);
-    const int u = 16 * block + 4 * c;  // units u .. u + 3, swizzled within the four
-    const int4 x0 = units[u + (0 ^ swizzle)], x1 = units[u + (1 ^ swizzle)];
-    const int4 x2 = units[u + (2 ^ swizzle)], x3 = units[u + (3 ^ swizzle)];
-    const int xs[16] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w,
-                        x2.x, x2.y, x2.z, x2.w, x3.x, x3.y, x3.z, x3.w};
-    int dot_low = 0, dot_high16 = 0;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      dot_low = dot4_unsigned_signed(low[i], xs[i], dot_low);
-      dot_high16 = dot4_unsigned_signed(high16[i], xs[8 + i], dot_high16);
-    }
-    const int dot_high = dot_high16 >> 4;
-    const int2 sums = *reinterpret_cast<const int2*>(x.sums + 8 * block + 2 * c);
-    int scaled = s.scale[0] * dot_low + s.scale[1] * dot_high;
-    int shifted = s.min[0] * sums.x + s.min[1] * sums.y;
-    scaled += __shfl_xor_sync(0xffffffffu, scaled, 1);
-    scaled += __shfl_xor_sync(0xffffffffu, scaled, 2);
-    shifted += __shfl_xor_sync(0xffffffffu, shifted, 1);
-    shifted += __shfl_xor_sync(0xffffffffu, shifted, 2);
-    acc[t] = __fadd_rn(acc[t], block_term(q.meta.x, x.scales[block], scaled, shifted));
-  }
-}
 
 // A lane's share of one step of a Q6_K row (see the top): ql and qh bytes,
 // the block's 16 int8 sub-block scales and its fp16 d.
@@ -202,9 +101,8 @@ __device__ __forceinline__ void dot_q6_share(const Q6Share& q, int block, int c,
 // ---------------------------------------------------------------------------
 // The kernel
 
-template <WeightType kType, int kTokens>
+template <int kTokens>
 __global__ void __launch_bounds__(kDp4aThreads, 1) dp4a_decode_kernel(KQuantParams p) {
-  using Share = std::conditional_t<kType == WeightType::kQ4_K, Quarter, Q6Share>;
   extern __shared__ __align__(16) uint8_t smem[];
   let_next_kernel_start();  // it waits for this kernel's writes before it reads them
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
@@ -235,16 +133,12 @@ __global__ void __launch_bounds__(kDp4aThreads, 1) dp4a_decode_kernel(KQuantPara
   // branch, not a select on the loaded registers, which would wait for them.
   Cursor next;
   RowView next_row = row_view(0);
-  const auto load = [&](Share& q) {
+  const auto load = [&](Q6Share& q) {
     const int block = kBlocksPerStep * next.step + lane_block;
     if (next.row < n_rows_mine && block < n_blocks) {
-      if constexpr (kType == WeightType::kQ4_K) {
-        q = load_quarter(next_row, block, c);
-      } else {
-        q = load_q6_share(next_row, block, c);
-      }
+      q = load_q6_share(next_row, block, c);
     } else {
-      q = Share{};
+      q = Q6Share{};
     }
     if (++next.step == steps) {
       next.step = 0;
@@ -258,26 +152,22 @@ __global__ void __launch_bounds__(kDp4aThreads, 1) dp4a_decode_kernel(KQuantPara
     }
   };
 
-  Share quarters[kDepth<kType>];
+  Q6Share shares[kDepth];
 #pragma unroll
-  for (int r = 0; r < kDepth<kType>; ++r) load(quarters[r]);
+  for (int r = 0; r < kDepth; ++r) load(shares[r]);
   wait_for_prior_kernels();  // x is theirs (the weights above are not)
   stage_q8k<kDp4aWarps>(p, smem);
   __syncthreads();
 
   float acc[kTokens] = {}, gate[kTokens] = {};
   Cursor at;
-  for (int i0 = 0; i0 < n_rows_mine * steps; i0 += kDepth<kType>) {
+  for (int i0 = 0; i0 < n_rows_mine * steps; i0 += kDepth) {
 #pragma unroll
-    for (int r = 0; r < kDepth<kType>; ++r) {
+    for (int r = 0; r < kDepth; ++r) {
       if (at.row >= n_rows_mine) break;  // the same for the whole warp
       const int block = min(kBlocksPerStep * at.step + lane_block, n_blocks - 1);
-      if constexpr (kType == WeightType::kQ4_K) {
-        dot_quarter<kTokens>(quarters[r], block, c, p, smem, acc);
-      } else {
-        dot_q6_share<kTokens>(quarters[r], block, c, p, smem, acc);
-      }
-      load(quarters[r]);
+      dot_q6_share<kTokens>(shares[r], block, c, p, smem, acc);
+      load(shares[r]);
       if (at.step == steps - 1) {  // the row's last step: its sums
         const int64_t out = output_of(at.row);
 #pragma unroll
@@ -301,7 +191,7 @@ __global__ void __launch_bounds__(kDp4aThreads, 1) dp4a_decode_kernel(KQuantPara
 }
 
 // fn(token count the kernel is compiled for), for n_tokens <= kMaxDp4aTokens.
-template <WeightType kType, typename Fn>
+template <typename Fn>
 void with_token_bucket(int64_t n_tokens, Fn&& fn) {
   if constexpr (kMaxDp4aTokens <= 1) {
     return fn(std::integral_constant<int, 1>{});
@@ -313,21 +203,14 @@ void with_token_bucket(int64_t n_tokens, Fn&& fn) {
   }
 }
 
-template <WeightType kType>
-void launch_typed(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
-  const auto smem_bytes = static_cast<size_t>(int64_t{p.n_tokens} * p.token_bytes);
-  with_token_bucket<kType>(p.n_tokens, [&](auto bucket) {
-    launch_over(dp4a_decode_kernel<kType, decltype(bucket)::value>, n_outputs, kDp4aWarps,
-                static_cast<int64_t>(smem_bytes), p, stream, kDp4aThreads);
-  });
-}
-
 }  // namespace
 
-void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, WeightType type,
-                        cudaStream_t stream) {
-  if (type == WeightType::kQ6_K) return launch_typed<WeightType::kQ6_K>(p, n_outputs, stream);
-  launch_typed<WeightType::kQ4_K>(p, n_outputs, stream);
+void launch_dp4a_decode(const KQuantParams& p, int64_t n_outputs, cudaStream_t stream) {
+  const auto smem_bytes = static_cast<size_t>(int64_t{p.n_tokens} * p.token_bytes);
+  with_token_bucket(p.n_tokens, [&](auto bucket) {
+    launch_over(dp4a_decode_kernel<decltype(bucket)::value>, n_outputs, kDp4aWarps,
+                static_cast<int64_t>(smem_bytes), p, stream, kDp4aThreads);
+  });
 }
 
 }  // namespace strata::kquant

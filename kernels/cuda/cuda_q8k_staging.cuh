@@ -24,13 +24,13 @@ inline int64_t staged_token_bytes(int64_t row_length) {
 }
 
 // The staged quants' 16-byte unit u (quants 16u .. 16u + 15) lies at unit
-// u ^ ((u >> 3) & 3). A lane reads its quarter's 64 quants (units 16 * block
-// + 4c .. + 3) one unit at a time, and the 8 lanes of a quarter warp (two
-// blocks, four quarters) would meet in 2 of the 8 16-byte bank groups
-// (quarters 64 bytes apart, blocks 256); the swizzle moves bits 3 and 4 of
-// the unit (c / 2 and the block's parity) into the low two, so they meet in
-// all 8: one shared-memory wavefront a read instead of four.
-__device__ __forceinline__ int swizzled_unit(int u) { return u ^ ((u >> 3) & 3); }
+// u ^ ((u >> 4) & 7): within its block of 16 units, rotated by the block's
+// index & 7. The one-token Q4_K kernel's lanes each read the same unit of
+// consecutive blocks (cuda_kquant_block_lanes.cu); without the rotation the
+// 8 lanes of a quarter warp would meet in one 16-byte bank group (blocks are
+// 256 bytes apart), with it they meet in all 8: one shared-memory wavefront
+// a read instead of eight.
+__device__ __forceinline__ int swizzled_unit(int u) { return u ^ ((u >> 4) & 7); }
 
 // Lane l's 8 values: elements 8l .. 8l + 7 of the 256 at src.
 __device__ __forceinline__ void load_eight(const float* src, bool aligned, float (&v)[8]) {

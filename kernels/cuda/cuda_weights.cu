@@ -111,12 +111,14 @@ CudaWeightMatrix CudaWeightMatrix::upload(const WeightMatrix& w) {
   const int64_t n_blocks = w.row_length / block.elems;
   m.quant_row_bytes_ = n_blocks * block.quant_bytes;
   m.meta_row_bytes_ = cuda_layout::round_up(n_blocks * block.meta_bytes, 16);
-  m.quants_ = DeviceBuffer(static_cast<size_t>(m.n_rows_ * m.quant_row_bytes_));
+  const auto rows_bytes = static_cast<size_t>(m.n_rows_ * m.quant_row_bytes_);
+  m.quants_ = DeviceBuffer(rows_bytes + cuda_layout::kQuantsTailBytes);
+  STRATA_CUDA_CHECK(cudaMemset(m.quants_.as<std::byte>() + rows_bytes, 0,
+                               static_cast<size_t>(cuda_layout::kQuantsTailBytes)));
   m.meta_ = DeviceBuffer(static_cast<size_t>(m.n_rows_ * m.meta_row_bytes_));
 
   if (cuda_layout::is_plain(w.type)) {  // the file's rows as they are
-    STRATA_CUDA_CHECK(
-        cudaMemcpy(m.quants_.data(), w.data, m.quants_.bytes(), cudaMemcpyHostToDevice));
+    STRATA_CUDA_CHECK(cudaMemcpy(m.quants_.data(), w.data, rows_bytes, cudaMemcpyHostToDevice));
     return m;
   }
 

@@ -3,7 +3,8 @@
 // requantization): quantized types are split at upload into a quants array
 // (per row, 16-byte aligned, so that a warp reads it in coalesced 16-byte
 // loads) and a per-block metadata array (scales, mins); F32 / F16 / BF16 rows
-// are copied as they are.
+// are copied as they are. The quants are followed by a few KB of zeros
+// (cuda_layout::kQuantsTailBytes) that kernels may read past the last row.
 //
 // Threads: upload on any thread; the object is then immutable and its device
 // memory is read by kernels on any stream.

@@ -151,10 +151,14 @@ TEST_P(CudaKQuantDecodeTypeTest, StagesAZeroBlockOfXAsZeros) {
 // kernel, more the mma kernel, which must add the same terms in the same
 // order. 333 rows leave the last group of 16 part empty; rows of 256 give
 // the mma kernel's warps but one block, of 2,560 ten (two warps take two).
+// One Q4_K token takes a block a lane, a row's blocks spread over the
+// fewest lanes, a power of two, that hold them: rows of 1, 2, 8, 10 and 16
+// blocks share a warp step with other rows; 33 blocks take two steps, the
+// second with one block.
 TEST_P(CudaKQuantDecodeTypeTest, GivesEachTokenTheSameBitsAloneAndBatched) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(4);
-  for (int64_t row_length : {256, 2560, 4096}) {
+  for (int64_t row_length : {256, 512, 2048, 2560, 4096, 8448}) {
     const KQuantMatrix m = make_matrix(GetParam(), 333, row_length, rng);
     const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
     const std::vector<float> x = random_floats(static_cast<size_t>(8 * row_length), rng);
@@ -195,12 +199,13 @@ TEST_P(CudaKQuantDecodeTypeTest, StagesLongRowsInPassesOfTokens) {
 
 // The fused SwiGLU of a stacked [gate | up] matrix gives the very bits of
 // the product followed by cuda_silu_mul; 1,001 outputs leave warps with one
-// output more than others.
+// output more than others. Rows of 2, 16 and 33 blocks: gate and up rows in
+// one warp step, or (33) in steps one after the other.
 TEST_P(CudaKQuantDecodeTypeTest, SwigluGivesTheBitsOfProductThenSilu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(6);
   for (int64_t n : {8, 1001}) {
-    for (int64_t row_length : {256, 4096}) {
+    for (int64_t row_length : {256, 512, 4096, 8448}) {
       const KQuantMatrix m = make_matrix(GetParam(), 2 * n, row_length, rng);
       const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
       for (int64_t n_tokens : {1, 3, 8}) {
