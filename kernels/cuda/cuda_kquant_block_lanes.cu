@@ -14,18 +14,19 @@
 // come into a ring in shared memory by cp.async, coalesced (lane l copies
 // 16-byte chunk l % 8 of the step's blocks l / 8, l / 8 + 4, ...), with each
 // block's chunks rotated by its place in the step so that the lanes reading
-// their own blocks' chunk m meet in all 8 bank groups; kStages steps are in
-// flight a warp. Lane l then dots its block with x (staged Q8_K, whose
-// 16-byte units are swizzled by their block: the same unit of 8 consecutive
-// blocks lies in 8 bank groups), applies the 8 sub-block scales and minimums
-// to the integer sums, and forms the block's f32 term as block_term does.
+// their own blocks' chunk m meet in all 8 bank groups; a warp's ring holds
+// kStages steps, one summed while the next arrives. Lane l then dots its block with x (staged Q8_K,
+// whose 16-byte units are swizzled by their block: the same unit of 8 consecutive blocks lies in 8
+// bank groups), applies the 8 sub-block scales and minimums to the integer sums, and forms the
+// block's f32 term as block_term does.
 //
 // Same bits as the mma kernel (batch invariance): the terms of a row's blocks
 // j, j + 8, j + 16, ... are added in order by lane j of the row's group (its
 // own term, then those of the lanes 8, 16 and 24 above it), starting from
 // +0, and the 8 sums as sum_of_eight adds them (a butterfly over lane bits 2,
-// 1, 0). Lanes past a row's blocks or the warp's rows have zero-filled
-// quants and meta: their terms are zero and leave every sum as it was.
+// 1, 0). Lanes past a row's blocks or the warp's rows have zero-filled meta
+// (their quants are bytes never used): their terms are zero and leave every
+// sum as it was.
 #include "kernels/cuda/cuda_kquant_common.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 
@@ -43,7 +44,7 @@ constexpr int kMetaBytes = 16;  // d, dmin, scales[12]
 constexpr int kStageBytes = kStepBlocks * (kBlockQuantBytes + kMetaBytes);
 constexpr int kRingBytes = kLaneWarps * kStages * kStageBytes;
 // Past staged x: lanes past a row's blocks read x's units as if the row
-// went on (their zero weights make any value vanish); this keeps those reads
+// went on (their zero scales make any value vanish); this keeps those reads
 // inside the allocation.
 constexpr int kXOverreadBytes = kStepBlocks * kBlockElems;
 
