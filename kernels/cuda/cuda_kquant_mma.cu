@@ -65,7 +65,8 @@ __device__ __forceinline__ RowPairBlock load_row_pair_block(const RowView (&rows
 }
 
 // Byte j of the 8 six-bit scales (scales = true) or minimums of a Q4_K
-// block, as sub_block_scales unpacks them.
+// block (ggml's get_scale_min_k4; cuda_kquant_block_lanes.cu unpacks them
+// the same way, four to a word).
 __device__ __forceinline__ int six_bit_value(uint4 meta, int j, bool scales) {
   const uint32_t low = scales ? meta.y : meta.z;
   const uint32_t packed = j < 4 ? low & 0x3f3f3f3fu
