@@ -37,6 +37,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
+#include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_qkv_finish.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
 
@@ -55,7 +56,6 @@ constexpr int kQueryFloats = kMaxGroup * kMaxHeadDim;  // kMaxGroup: a multiple 
 // Phase 3's slice sums: n_slices * head_dim = (kThreads / octets) * 8 * octets <= 8 * kThreads.
 constexpr int kSliceSumFloats = kQueriesAtOnce * 8 * kThreads;
 static_assert(kThreads % kSplitKeys == 0 && kMaxGroup % kQueriesAtOnce == 0);
-static_assert(kMaxSplits <= 32);  // the merge's weights: a lane a split
 
 struct DecodeParams {
   KvSlots kv;  // the layer's K/V blocks and the step's block tables (cuda_kv_slots)
@@ -82,8 +82,6 @@ struct SharedMemory {
   float scores[kMaxGroup * kSplitKeys];          // [group][kSplitKeys], then their exponentials
   float slice_sums[kSliceSumFloats];             // [n_slices][kQueriesAtOnce][head_dim]
   float maxes[kMaxGroup], sums[kMaxGroup];       // the split's, per query
-  float weights[kMaxGroup][kMaxSplits];          // the merge's: exp(split max - max)
-  float inv_totals[kMaxGroup];                   // the merge's: 1 / sum over the splits
   bool merges;                                   // this block adds the splits
 };
 
@@ -332,38 +330,47 @@ __device__ void weigh_values(const DecodeParams& p, const Split& at, const Chunk
 
 // After every split of the (sequence, kv head) has written its partial:
 // out[h][c] = sum over splits of exp(max_s - max) * values_s[h][c], divided
-// by the same sum of sums_s, added in split order. Partials are read through
-// L2 (__ldcg): other blocks wrote them.
-__device__ void merge_splits(const DecodeParams& p, const Split& at, const float* partials,
-                             SharedMemory& s) {
-  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+// by the same sum of sums_s, each added in split order. A thread asks for
+// all it reads at once (its outputs' values and their query's maxes and
+// sums in every split: one round trip to L2), and forms the weights itself.
+// Partials are read through L2 (__ldcg): other blocks wrote them.
+__device__ void merge_splits(const DecodeParams& p, const Split& at, const float* partials) {
   const int d = p.head_dim;
   const int64_t partial_floats = int64_t{p.group} * (d + 2);
-  for (int h = warp; h < p.group; h += kWarps) {
-    const float* split = partials + lane * partial_floats;
-    const bool real = lane < at.n_splits;
-    const float m_split = real ? __ldcg(split + p.group * d + h) : -INFINITY;
-    const float sum_split = real ? __ldcg(split + p.group * d + p.group + h) : 0.0f;
-    const float m = warp_max(m_split);
-    const float w = real ? expf(m_split - m) : 0.0f;
-    const float total = warp_sum(sum_split * w);
-    if (lane < kMaxSplits) s.weights[h][lane] = w;
-    if (lane == 0) s.inv_totals[h] = 1.0f / total;
-  }
-  __syncthreads();
   float* out = p.out + at.first_query * d;
   for (int o = static_cast<int>(threadIdx.x); o < p.group * d; o += kThreads) {
     const int h = o / d;
-    float value = 0.0f;
-    for (int i = 0; i < at.n_splits; ++i) {
-      value = fmaf(s.weights[h][i], __ldcg(partials + i * partial_floats + o), value);
+    float m_split[kMaxSplits], sum_split[kMaxSplits], value[kMaxSplits];
+#pragma unroll
+    for (int i = 0; i < kMaxSplits; ++i) {
+      if (i >= at.n_splits) break;
+      const float* split = partials + i * partial_floats;
+      m_split[i] = __ldcg(split + p.group * d + h);
+      sum_split[i] = __ldcg(split + p.group * d + p.group + h);
+      value[i] = __ldcg(split + o);
     }
-    out[o] = value * s.inv_totals[h];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kMaxSplits; ++i) {
+      if (i >= at.n_splits) break;
+      m = fmaxf(m, m_split[i]);
+    }
+    float total = 0.0f, sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kMaxSplits; ++i) {
+      if (i >= at.n_splits) break;
+      const float w = expf(m_split[i] - m);
+      total = fmaf(sum_split[i], w, total);
+      sum = fmaf(w, value[i], sum);
+    }
+    out[o] = sum / total;
   }
 }
 
 // With more than one split: the split's partial into the scratch, then
-// whether this block is the last of its (sequence, kv head) to finish.
+// whether this block is the last of its (sequence, kv head) to finish. The
+// block's barrier orders its threads' writes before thread 0's fence and
+// count, as cooperative groups' grid barrier does.
 __device__ bool publish_split(const DecodeParams& p, const Split& at, float* partial,
                               SharedMemory& s) {
   const int d = p.head_dim;
@@ -371,20 +378,29 @@ __device__ bool publish_split(const DecodeParams& p, const Split& at, float* par
     partial[p.group * d + threadIdx.x] = s.maxes[threadIdx.x];
     partial[p.group * d + p.group + threadIdx.x] = s.sums[threadIdx.x];
   }
-  __threadfence();  // the partial, before the count that announces it
   __syncthreads();
   if (threadIdx.x == 0) {
+    __threadfence();  // the block's partial, before the count that announces it
     int32_t* counter = p.counters + int64_t{at.seq} * p.n_kv_heads + at.kv_head;
     s.merges = atomicAdd(counter, 1) == at.n_splits - 1;
-    if (s.merges) *counter = 0;  // for the next launch: every split has counted
+    if (s.merges) {
+      *counter = 0;     // for the next launch: every split has counted
+      __threadfence();  // the other splits' partials, after their count
+    }
   }
   __syncthreads();
-  if (s.merges) __threadfence();  // the other splits' partials, after their count
   return s.merges;
 }
 
-template <typename T, int kChunks>
-__global__ void __launch_bounds__(kThreads) decode_attention_kernel(const DecodeParams p) {
+// kBlocksAnSm: the blocks an SM the registers must leave room for. One for
+// grids of at most a block an SM (a few sequences), where the merge's loads,
+// all in flight at once, take ~150 registers (f16 K/V, head_dim 128); two
+// for larger grids, where residency matters more than the merge (which then
+// spills a little at head_dim 256 or with f32 K/V). Both run the same
+// arithmetic: which one a step launches does not change a sequence's bits.
+template <typename T, int kChunks, int kBlocksAnSm>
+__global__ void __launch_bounds__(kThreads, kBlocksAnSm)
+    decode_attention_kernel(const DecodeParams p) {
   __shared__ SharedMemory s;
   let_next_kernel_start();
   Split at;
@@ -431,7 +447,7 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Decode
       p.partials + (int64_t{at.seq} * p.n_kv_heads + at.kv_head) * kMaxSplits * partial_floats;
   float* partial = partials + at.split * partial_floats;
   weigh_values(p, at, rows.v, s, [&](int h, int c, float v) { partial[h * d + c] = v; });
-  if (publish_split(p, at, partial, s)) merge_splits(p, at, partials, s);
+  if (publish_split(p, at, partial, s)) merge_splits(p, at, partials);
 }
 
 // decode_attention_kernel for the arena's element type, holding enough
@@ -439,10 +455,14 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Decode
 template <typename T>
 void launch_decode_kernel(dim3 grid, int64_t head_dim, const DecodeParams& p, cudaStream_t stream) {
   static_assert(kMaxHeadDim <= 8 * 32);  // 8 chunks: ceil(head_dim / 32)
+  const bool one_an_sm = int64_t{grid.x} * grid.y * grid.z <= int64_t{cuda_multiprocessor_count()};
+  const auto launch = [&](auto kernel) {
+    launch_dependent(kernel, grid, dim3(kThreads), 0, stream, p);
+  };
   if (head_dim <= 4 * 32) {
-    launch_dependent(decode_attention_kernel<T, 4>, grid, dim3(kThreads), 0, stream, p);
+    one_an_sm ? launch(decode_attention_kernel<T, 4, 1>) : launch(decode_attention_kernel<T, 4, 2>);
   } else {
-    launch_dependent(decode_attention_kernel<T, 8>, grid, dim3(kThreads), 0, stream, p);
+    one_an_sm ? launch(decode_attention_kernel<T, 8, 1>) : launch(decode_attention_kernel<T, 8, 2>);
   }
 }
 
