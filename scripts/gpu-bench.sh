@@ -5,7 +5,8 @@
 # copy-bandwidth roofline, prefill of 512 and 4,096 tokens against the bf16
 # GEMM rate (in 512-token passes; 4,096 also in one pass), and aggregate
 # decode at 8, 32 and 64 concurrent sequences. Every `strata bench` prints
-# its ceilings measured in the same run.
+# its ceilings measured in the same run; first, the synchronisation costs
+# (bench/cuda_sync_bench.cu) against an L2 round trip.
 # Build here first (scripts/build-device.sh), carry build-device/carry, then:
 #   scripts/device-unpack.sh && scripts/gpu-bench.sh OUT_DIR
 set -euo pipefail
@@ -14,6 +15,9 @@ out_dir=${1:?usage: gpu-bench.sh OUT_DIR}
 strata=build-device/bin/strata
 mkdir -p "$out_dir"
 results=$out_dir/gpu-bench.jsonl
+# What a dependency between two steps costs, by each way of waiting
+# (bench/cuda_sync_bench.cu): the floor under batch-1 decode's chain.
+build-device/bin/cuda_sync_bench | tee "$out_dir/cuda-sync.json"
 
 bench() {  # label model args...
   local label=$1 model=$2
