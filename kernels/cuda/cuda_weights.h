@@ -16,6 +16,15 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/weight_type.h"
 
+namespace strata::cuda_layout {
+
+// Zero bytes after a matrix's last row of quants: a kernel may read (and
+// never use) up to this far past the rows, so that it need not test each
+// load of a step's blocks against the matrix's end.
+inline constexpr int64_t kQuantsTailBytes = 4096;
+
+}  // namespace strata::cuda_layout
+
 namespace strata {
 
 class CudaWeightMatrix {

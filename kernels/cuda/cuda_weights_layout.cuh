@@ -77,11 +77,6 @@ constexpr int64_t round_up(int64_t n, int64_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
 }
 
-// Zero bytes after a matrix's last row of quants: a kernel may read (and
-// never use) up to this far past the rows, so that it need not test each
-// load of a step's blocks against the matrix's end.
-constexpr int64_t kQuantsTailBytes = 4096;
-
 // ---------------------------------------------------------------------------
 // Device: a matrix and one of its rows.
 
