@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -381,6 +382,13 @@ TEST(CudaMatmulTest, UploadKeepsShapeAndCountsBytes) {
           cudaMemcpy(quants.data(), w.quants(), quants.size(), cudaMemcpyDeviceToHost));
       EXPECT_EQ(quants, m.bytes) << what;
     }
+    // The tail that kernels read past the last row (and never use) is zeros.
+    std::vector<std::byte> tail(static_cast<size_t>(cuda_layout::kQuantsTailBytes), std::byte{1});
+    STRATA_CUDA_CHECK(cudaMemcpy(tail.data(),
+                                 static_cast<const std::byte*>(w.quants()) + 3 * e.quant_row_bytes,
+                                 tail.size(), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(std::count(tail.begin(), tail.end(), std::byte{0}), cuda_layout::kQuantsTailBytes)
+        << what;
   }
 }
 
