@@ -14,10 +14,13 @@ gpu_tests=(gpu_devices_test cuda_ops_test cuda_matmul_test cuda_kquant_decode_te
            cuda_backend_test
            cuda_engine_test hf_golden_test serve_endpoints_test serve_disk_cache_test)
 scripts/configure-device.sh "$@"
-cmake --build build-device -j "$(nproc)" --target strata cuda_sync_bench "${gpu_tests[@]}"
+cmake --build build-device -j "$(nproc)" --target strata cuda_sync_bench cuda_stream_step_bench \
+  "${gpu_tests[@]}"
 mkdir -p build-device/bin
 strip -o build-device/bin/strata build-device/service/strata
-strip -o build-device/bin/cuda_sync_bench build-device/bench/cuda_sync_bench
+for bench in cuda_sync_bench cuda_stream_step_bench; do
+  strip -o "build-device/bin/$bench" "build-device/bench/$bench"
+done
 for test in "${gpu_tests[@]}"; do
   strip -o "build-device/bin/$test" "$(find build-device/tests -name "$test" -type f | head -1)"
 done

@@ -18,6 +18,9 @@ results=$out_dir/gpu-bench.jsonl
 # What a dependency between two steps costs, by each way of waiting
 # (bench/cuda_sync_bench.cu): the floor under batch-1 decode's chain.
 build-device/bin/cuda_sync_bench | tee "$out_dir/cuda-sync.json"
+# What one persistent launch streaming every weight could reach
+# (bench/cuda_stream_step_bench.cu): whether a megakernel is worth building.
+build-device/bin/cuda_stream_step_bench | tee "$out_dir/cuda-stream-step.json"
 
 bench() {  # label model args...
   local label=$1 model=$2
