@@ -46,6 +46,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench/cuda_bench_common.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/device_buffer.h"
@@ -53,6 +54,9 @@
 
 namespace strata {
 namespace {
+
+using bench::add_release;
+using bench::load_acquire;
 
 constexpr int kStepBlocks = 32;   // Q4_K blocks a warp step: one a lane
 constexpr int kBlockBytes = 144;  // a Q4_K block: 128 bytes of quants, 16 of meta
@@ -97,14 +101,6 @@ struct Params {
 // its wait, after it, after x is staged, after the block's work.
 enum Mark : int { kWaits, kWaited, kStaged, kDone, kMarks };
 
-__device__ __forceinline__ uint32_t load_acquire(const uint32_t* at) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(at) : "memory");
-  return v;
-}
-__device__ __forceinline__ void add_release(uint32_t* at, uint32_t v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(at), "r"(v) : "memory");
-}
 __device__ __forceinline__ uint64_t global_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -423,29 +419,6 @@ StepModel step_model(const ModelShape& s, int split) {
   return m;
 }
 
-// The median of 11 timings of `body` (after a warm-up), in microseconds.
-template <typename Body>
-double median_us(cudaStream_t stream, Body body) {
-  cudaEvent_t start, stop;
-  STRATA_CUDA_CHECK(cudaEventCreate(&start));
-  STRATA_CUDA_CHECK(cudaEventCreate(&stop));
-  body();
-  std::vector<double> times;
-  for (int i = 0; i < 11; ++i) {
-    STRATA_CUDA_CHECK(cudaEventRecord(start, stream));
-    body();
-    STRATA_CUDA_CHECK(cudaEventRecord(stop, stream));
-    STRATA_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    STRATA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms * 1e3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::nth_element(times.begin(), times.begin() + 5, times.end());
-  return times[5];
-}
-
 struct Buffers {
   DeviceBuffer weights, x, outputs, counters;
 };
@@ -483,8 +456,8 @@ void launch_step(const StepModel& m, const Feed& feed, int64_t attention_ns, Buf
 template <int kWarps, int kStages>
 double step_us(const StepModel& m, const Feed& feed, int64_t attention_ns, Buffers& b,
                cudaStream_t stream) {
-  return median_us(
-      stream, [&] { launch_step<kWarps, kStages>(m, feed, attention_ns, b, nullptr, stream); });
+  return bench::median_us(
+      stream, 11, [&] { launch_step<kWarps, kStages>(m, feed, attention_ns, b, nullptr, stream); });
 }
 
 // One traced launch: where a layer's time goes, phase by phase, averaged over

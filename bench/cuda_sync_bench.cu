@@ -28,6 +28,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/cuda_bench_common.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_device.h"
@@ -36,18 +37,13 @@
 namespace strata {
 namespace {
 
+using bench::add_release;
+using bench::load_acquire;
+
 constexpr int kThreads = 512;
 constexpr int kSteps = 256;       // edges a timed run (persistent: the difference of 512 and 256)
 constexpr int kMaxBlocks = 1024;  // words a step's buffer
 
-__device__ __forceinline__ uint32_t load_acquire(const uint32_t* at) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(at) : "memory");
-  return v;
-}
-__device__ __forceinline__ void add_release(uint32_t* at, uint32_t v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(at), "r"(v) : "memory");
-}
 __device__ __forceinline__ void store_release(uint32_t* at, uint32_t v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(at), "r"(v) : "memory");
 }
@@ -151,29 +147,6 @@ __global__ void l2_chase_kernel(const uint32_t* next, int hops, uint32_t* sink) 
   *sink = at;
 }
 
-// The median of 21 timings of `body` (after a warm-up), in microseconds.
-template <typename Body>
-double median_us(cudaStream_t stream, Body body) {
-  cudaEvent_t start, stop;
-  STRATA_CUDA_CHECK(cudaEventCreate(&start));
-  STRATA_CUDA_CHECK(cudaEventCreate(&stop));
-  body();
-  std::vector<double> times;
-  for (int i = 0; i < 21; ++i) {
-    STRATA_CUDA_CHECK(cudaEventRecord(start, stream));
-    body();
-    STRATA_CUDA_CHECK(cudaEventRecord(stop, stream));
-    STRATA_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    STRATA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms * 1e3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::nth_element(times.begin(), times.begin() + 10, times.end());
-  return times[10];
-}
-
 // kSteps launches of one step each, captured in a graph as a decode step's
 // kernels are: microseconds an edge.
 double kernel_chain_us(uint32_t* words, int blocks, bool dependent, cudaStream_t stream) {
@@ -190,7 +163,8 @@ double kernel_chain_us(uint32_t* words, int blocks, bool dependent, cudaStream_t
   STRATA_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec;
   STRATA_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  const double us = median_us(stream, [&] { STRATA_CUDA_CHECK(cudaGraphLaunch(exec, stream)); });
+  const double us =
+      bench::median_us(stream, 21, [&] { STRATA_CUDA_CHECK(cudaGraphLaunch(exec, stream)); });
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   return us / kSteps;
@@ -200,7 +174,7 @@ double kernel_chain_us(uint32_t* words, int blocks, bool dependent, cudaStream_t
 // the launch and the reset cancel.
 template <typename Launch>
 double persistent_edge_us(cudaStream_t stream, Launch launch) {
-  const auto run = [&](int steps) { return median_us(stream, [&] { launch(steps); }); };
+  const auto run = [&](int steps) { return bench::median_us(stream, 21, [&] { launch(steps); }); };
   return (run(2 * kSteps) - run(kSteps)) / kSteps;
 }
 
@@ -218,7 +192,7 @@ double l2_round_trip_us(cudaStream_t stream) {
   STRATA_CUDA_CHECK(cudaMemcpy(d_next.data(), next.data(), d_next.bytes(), cudaMemcpyHostToDevice));
   constexpr int kHops = 20000;
   const auto run = [&](int hops) {
-    return median_us(stream, [&] {
+    return bench::median_us(stream, 21, [&] {
       l2_chase_kernel<<<1, 1, 0, stream>>>(d_next.as<uint32_t>(), hops, sink.as<uint32_t>());
       STRATA_CUDA_CHECK_LAUNCH();
     });
