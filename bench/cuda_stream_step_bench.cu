@@ -204,9 +204,13 @@ __device__ __forceinline__ float block_term(const uint8_t* stage, const int8_t* 
          __uint_as_float(meta.y & 0x3f7fffffu) * static_cast<float>(high);
 }
 
-// The blocks a phase's work runs in: attention's first few, or all.
+// The blocks of a grid of `blocks` that a phase's work runs in: attention's
+// first few, or all.
+__host__ __device__ __forceinline__ int working_blocks(const Phase& ph, int blocks) {
+  return ph.kind == kAttention ? kAttentionBlocks : blocks;
+}
 __device__ __forceinline__ int working_blocks(const Phase& ph) {
-  return ph.kind == kAttention ? kAttentionBlocks : static_cast<int>(gridDim.x);
+  return working_blocks(ph, static_cast<int>(gridDim.x));
 }
 
 // Of n blocks split into g contiguous groups, block b's (b g / n), and how
@@ -480,9 +484,7 @@ void print_trace(const ModelShape& shape, const StepModel& m, const Feed& feed,
   const auto at = [&](int phase, int block, Mark mark) {
     return static_cast<double>(t[(static_cast<size_t>(phase) * blocks + block) * kMarks + mark]);
   };
-  const auto working = [&](int phase) {
-    return m.phases[phase].kind == kAttention ? kAttentionBlocks : blocks;
-  };
+  const auto working = [&](int phase) { return working_blocks(m.phases[phase], blocks); };
   const auto last_done = [&](int phase) {
     double latest = 0;
     for (int b = 0; b < working(phase); ++b) latest = std::max(latest, at(phase, b, kDone));
