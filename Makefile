@@ -1,5 +1,7 @@
 # Strata: `make run` and `make test` are the whole quickstart on Debian 12.
-# Both install what is missing first (scripts/install-deps), then build.
+# `make run` installs what building and running needs and builds the strata
+# binary alone; `make test` installs the rest (test oracles, Chromium, the
+# packaging tools) and builds and runs everything.
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
@@ -7,16 +9,25 @@ JOBS      ?= $(shell nproc)
 CMAKE_ARGS ?=
 MODEL     ?= models/strata-demo.gguf
 
-.PHONY: all deps build build-asan test test-fast test-asan run bench deb clean
+.PHONY: all deps deps-run build build-strata build-asan test test-fast test-asan run bench deb clean
 
 all: build
 
 deps:
 	scripts/install-deps
 
+deps-run:
+	scripts/install-deps --run
+
+# Everything: the binaries, the tests, the benchmarks.
 build: deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DSTRATA_TESTS=ON $(CMAKE_ARGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The strata binary alone (no test is configured or built).
+build-strata: deps-run
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DSTRATA_TESTS=OFF $(CMAKE_ARGS)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target strata
 
 # The CPU tests again under AddressSanitizer + UndefinedBehaviorSanitizer, built
 # with clang so the libFuzzer targets can be built and run too. Optimized (-O1,
@@ -41,13 +52,13 @@ test-fast: build
 # socket and the chat page on http://127.0.0.1:$(PORT)/ (both printed).
 # Ctrl-C stops it.
 PORT ?= 8080
-run: build
+run: build-strata
 	$(BUILD_DIR)/service/strata info $(MODEL)
 	$(BUILD_DIR)/service/strata serve --model $(MODEL) --port $(PORT)
 
 # Kernel benchmarks, then one sequence on the default model; all print JSON
 # with the ceiling each figure is compared to.
-bench: build
+bench: build-strata
 	cmake --build $(BUILD_DIR) --target run_bench
 	$(BUILD_DIR)/service/strata bench -m $(MODEL)
 

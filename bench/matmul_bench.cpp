@@ -38,7 +38,7 @@
 
 #include "common/thread_pool.h"
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/memory_read_rate.h"
+#include "bench/memory_read_rate.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/weight_type.h"
@@ -88,7 +88,7 @@ Timing time_passes(int n_threads, Pass pass) {
   return {best, (process_cpu_seconds() - cpu_start) / (wall * n_threads)};
 }
 
-// The read ceiling on the same pool (kernels/cpu/memory_read_rate.h).
+// The read ceiling on the same pool (bench/memory_read_rate.h).
 double read_gb_per_s(std::span<const uint8_t> buffer, ThreadPool& pool) {
   return measure_read_gb_per_s(buffer, pool, kRepeats);
 }

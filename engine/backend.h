@@ -11,10 +11,10 @@
 #include <span>
 #include <vector>
 
-#include "engine/kv_layout.h"
-#include "engine/model/model_config.h"
+#include "kernels/kv_layout.h"
+#include "model/model_config.h"
 #include "engine/sampler/sampler.h"
-#include "engine/sampler/token_choice.h"
+#include "kernels/sampling/token_choice.h"
 #include "tiering/block_pool.h"
 
 namespace strata {

@@ -8,9 +8,8 @@
 
 #include "common/check.h"
 #include "common/log.h"
-#include "common/str_cat.h"
-#include "tiering/device_tier.h"
-#include "tiering/tier_manager.h"
+#include "tiering/device_host_mover.h"
+#include "tiering/host_disk_mover.h"
 
 namespace strata {
 namespace {
@@ -19,11 +18,11 @@ std::unique_ptr<LowerTiers> make_lower_tiers(PrefixCache& cache, BlockPool& kv_b
                                              const EngineOptions& options) {
   if (options.device_copier != nullptr) {
     STRATA_CHECK(options.host_blocks != nullptr, "a device copier without a host tier");
-    return std::make_unique<DeviceTier>(cache, *options.host_blocks, *options.device_copier,
+    return std::make_unique<DeviceHostMover>(cache, *options.host_blocks, *options.device_copier,
                                         options.disk_tier, options.load_cost);
   }
   if (options.disk_tier != nullptr) {
-    return std::make_unique<TierManager>(cache, kv_blocks, *options.disk_tier, options.load_cost);
+    return std::make_unique<HostDiskMover>(cache, kv_blocks, *options.disk_tier, options.load_cost);
   }
   return nullptr;
 }
@@ -36,7 +35,11 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
       tokenizer_(tokenizer),
       options_(options),
       block_tokens_(backend.kv_layout().block_tokens),
-      n_blocks_total_(kv_blocks.n_total()),
+      limits_{.n_vocab = backend.config().n_vocab,
+              .context_length = options.context_length > 0 ? options.context_length
+                                                           : backend.config().context_length,
+              .block_tokens = block_tokens_,
+              .n_kv_blocks = kv_blocks.n_total()},
       demote_below_(std::max<int64_t>(1, kv_blocks.n_total() / 10)),
       cache_(kv_blocks, block_tokens_),
       tiers_(make_lower_tiers(cache_, kv_blocks, options)),
@@ -70,29 +73,10 @@ Engine::~Engine() {
 }
 
 uint64_t Engine::submit(GenerateRequest request, EventCallback on_event) {
+  if (std::optional<RequestError> error = check_request(request, limits_, tokenizer_)) {
+    throw std::invalid_argument(error->message);
+  }
   const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
-  const ModelConfig& config = backend_.config();
-  if (n_prompt == 0) throw std::invalid_argument("the prompt is empty");
-  for (TokenId id : request.prompt) {
-    if (!tokenizer_.is_valid(id) || id >= config.n_vocab) {
-      throw std::invalid_argument(str_cat("prompt token ", id, " is outside the vocabulary"));
-    }
-  }
-  if (request.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
-  if (n_prompt + request.max_tokens > config.context_length) {
-    throw std::invalid_argument(str_cat("the prompt (", n_prompt, " tokens) plus max_tokens (",
-                                        request.max_tokens, ") exceeds the context length (",
-                                        config.context_length, ")"));
-  }
-  const int64_t n_blocks = (n_prompt + request.max_tokens + block_tokens_ - 1) / block_tokens_;
-  if (n_blocks > n_blocks_total_) {
-    throw std::invalid_argument(str_cat("the request needs ", n_blocks,
-                                        " KV blocks but the cache holds only ",
-                                        n_blocks_total_));
-  }
-  if (std::optional<std::string> error = request.sampling.validate()) {
-    throw std::invalid_argument(*error);
-  }
   uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -160,7 +144,7 @@ void Engine::loop() {
     if (moved && !ran) publish_stats();  // pins dropped: blocks in use changed
   }
   for (std::unique_ptr<Sequence>& seq : scheduler_.remove_all()) {
-    finish(std::move(seq), EngineFinish::kCancelled, EngineEvent{});
+    finish(std::move(seq), FinishReason::kCancelled, EngineEvent{});
   }
   // Moves in flight hold blocks: let them finish (write-through is kept).
   if (tiers_) tiers_->drain();
@@ -198,7 +182,7 @@ bool Engine::take_inbox(bool busy) {
   for (std::unique_ptr<Sequence>& seq : arrived) scheduler_.add(std::move(seq));
   for (uint64_t id : cancels) {
     if (std::unique_ptr<Sequence> seq = scheduler_.remove(id)) {
-      finish(std::move(seq), EngineFinish::kCancelled, EngineEvent{});
+      finish(std::move(seq), FinishReason::kCancelled, EngineEvent{});
     }
   }
   for (std::function<void()>& task : tasks) task();
@@ -298,15 +282,15 @@ void Engine::emit_token(Sequence& seq, SampledToken sample) {
   event.token_ids.push_back(id);
   if (seq.request.logprobs) event.logprobs.push_back(std::move(sample));
 
-  std::optional<EngineFinish> reason;
+  std::optional<FinishReason> reason;
   if (!seq.request.ignore_eos && tokenizer_.is_end_of_generation(id)) {
-    reason = EngineFinish::kStop;  // the end token's text is not sent
+    reason = FinishReason::kStop;  // the end token's text is not sent
   } else {
     StopMatchResult matched = seq.stops.feed(seq.decoder.feed(id));
     event.text = std::move(matched.text);
-    if (matched.stopped) reason = EngineFinish::kStop;
+    if (matched.stopped) reason = FinishReason::kStop;
   }
-  if (!reason && seq.n_generated() >= seq.request.max_tokens) reason = EngineFinish::kLength;
+  if (!reason && seq.n_generated() >= seq.request.max_tokens) reason = FinishReason::kLength;
   if (!reason) {
     emit(seq, event);
     return;
@@ -319,7 +303,7 @@ void Engine::emit_token(Sequence& seq, SampledToken sample) {
   finish(scheduler_.remove(seq.id), *reason, std::move(event));
 }
 
-void Engine::finish(std::unique_ptr<Sequence> seq, EngineFinish reason, EngineEvent event,
+void Engine::finish(std::unique_ptr<Sequence> seq, FinishReason reason, EngineEvent event,
                     std::string error) {
   STRATA_CHECK(seq != nullptr);
   event.finish = reason;
@@ -335,7 +319,7 @@ void Engine::fail_batch(std::span<const ScheduledChunk> batch, const std::string
   std::vector<uint64_t> ids;
   for (const ScheduledChunk& chunk : batch) ids.push_back(chunk.seq->id);
   for (uint64_t id : ids) {
-    finish(scheduler_.remove(id), EngineFinish::kError, EngineEvent{}, error);
+    finish(scheduler_.remove(id), FinishReason::kError, EngineEvent{}, error);
   }
   publish_stats();
 }

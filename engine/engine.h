@@ -29,15 +29,16 @@
 
 #include "engine/backend.h"
 #include "engine/generate_request.h"
+#include "engine/request_limits.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tiering/block_pool.h"
 #include "tiering/prefix_cache.h"
 #include "tiering/device_copier.h"
 #include "tiering/load_cost_model.h"
 #include "tiering/lower_tiers.h"
-#include "tiering/tier_worker.h"
+#include "tiering/disk_worker.h"
 
 namespace strata {
 
@@ -89,16 +90,18 @@ struct EngineOptions {
   // the engine refuses the all-zero default, which would let block hashes of
   // different models collide.
   SchedulerOptions scheduler;
+  // Prompt + max_tokens of one request, at most; 0: the model's context.
+  int64_t context_length = 0;
   // After every step: Scheduler::check_integrity() (tests, debug builds).
   bool check_integrity = false;
   // Called on the engine thread after each step's postprocess; must not block.
   std::function<void(const StepReport&)> on_step = nullptr;
   // The disk tier (T2), if any: blocks are written through to it and prompts
   // found there are loaded instead of computed. Must outlive the engine.
-  TierWorker* disk_tier = nullptr;
+  DiskWorker* disk_tier = nullptr;
   // Set when the backend computes in device memory (T0): the copy stream
   // between it and `host_blocks`, the pinned host tier (T1) below it, which
-  // then stands between the VRAM and the disk (tiering/device_tier.h).
+  // then stands between the VRAM and the disk (tiering/device_host_mover.h).
   // Both must outlive the engine; host_blocks entirely free.
   DeviceCopier* device_copier = nullptr;
   BlockPool* host_blocks = nullptr;
@@ -121,12 +124,13 @@ class Engine {
 
   // Any thread. Queues the request and returns its id (> 0); `on_event`
   // receives its events on the engine thread. Throws std::invalid_argument,
-  // with a message fit for a client, for an empty prompt, a token outside the
-  // vocabulary, max_tokens < 1, prompt + max_tokens beyond the context
-  // length, more KV blocks than the pool holds, or invalid sampling params.
+  // with check_request's message, for a request outside limits().
   uint64_t submit(GenerateRequest request, EventCallback on_event);
 
-  // Any thread. The request finishes with EngineFinish::kCancelled at the
+  // Any thread. What one request may ask (engine/request_limits.h).
+  const RequestLimits& limits() const { return limits_; }
+
+  // Any thread. The request finishes with FinishReason::kCancelled at the
   // engine's next wake-up, its blocks freed; unknown or finished ids are ignored.
   void cancel(uint64_t id);
 
@@ -158,7 +162,7 @@ class Engine {
   // Appends seq's next token (sampled from its logits row, or chosen by the
   // backend) and sends the event.
   void emit_token(Sequence& seq, SampledToken sample);
-  void finish(std::unique_ptr<Sequence> seq, EngineFinish reason, EngineEvent event,
+  void finish(std::unique_ptr<Sequence> seq, FinishReason reason, EngineEvent event,
               std::string error = {});
   void fail_batch(std::span<const ScheduledChunk> batch, const std::string& error);
   void publish_stats();
@@ -168,7 +172,7 @@ class Engine {
   const Tokenizer& tokenizer_;
   const EngineOptions options_;
   const int64_t block_tokens_;
-  const int64_t n_blocks_total_;
+  const RequestLimits limits_;
   // Free host blocks below which idle ones are demoted to disk (DESIGN.md).
   const int64_t demote_below_;
 

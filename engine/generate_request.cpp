@@ -2,12 +2,12 @@
 
 namespace strata {
 
-std::string_view engine_finish_name(EngineFinish finish) {
+std::string_view finish_reason_name(FinishReason finish) {
   switch (finish) {
-    case EngineFinish::kStop: return "stop";
-    case EngineFinish::kLength: return "length";
-    case EngineFinish::kCancelled: return "cancelled";
-    case EngineFinish::kError: return "error";
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCancelled: return "cancelled";
+    case FinishReason::kError: return "error";
   }
   return "?";
 }

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "engine/sampler/sampler.h"
-#include "engine/sampler/sampling_params.h"
-#include "engine/tokenizer/vocab.h"
+#include "kernels/sampling/sampling_params.h"
+#include "model/tokenizer/vocab.h"
 
 namespace strata {
 
@@ -34,10 +34,8 @@ struct GenerateRequest {
   bool ignore_eos = false;  // benchmarks: always run max_tokens
 };
 
-// Named EngineFinish, not FinishReason, so as not to clash with
-// engine/generation/generator.h (which has no error case).
-enum class EngineFinish { kStop, kLength, kCancelled, kError };
-std::string_view engine_finish_name(EngineFinish finish);  // "stop", "length", "cancelled", "error"
+enum class FinishReason { kStop, kLength, kCancelled, kError };
+std::string_view finish_reason_name(FinishReason finish);  // "stop", "length", "cancelled", "error"
 
 struct Usage {
   int64_t prompt_tokens = 0;
@@ -52,7 +50,7 @@ struct EngineEvent {
   std::string text;                    // new text: whole UTF-8 characters, stop strings cut
   std::vector<TokenId> token_ids;      // tokens sampled since the last event (0 or 1)
   std::vector<SampledToken> logprobs;  // one per token_ids entry when request.logprobs
-  std::optional<EngineFinish> finish;  // set on the final event only
+  std::optional<FinishReason> finish;  // set on the final event only
   std::string error;                   // when finish == kError: what went wrong
   Usage usage;                         // valid on the final event
 };

@@ -19,8 +19,8 @@
 
 #include <cstdint>
 
-#include "engine/gguf/gguf_file.h"
-#include "engine/kv_layout.h"
+#include "model/gguf/gguf_file.h"
+#include "kernels/kv_layout.h"
 #include "tiering/block_hash.h"
 
 namespace strata {

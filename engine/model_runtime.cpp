@@ -5,7 +5,7 @@
 #include "common/log.h"
 #include "common/str_cat.h"
 #include "engine/cpu/cpu_runtime.h"
-#include "kernels/gpu_devices.h"
+#include "gpu/gpu_devices.h"
 
 namespace strata {
 
@@ -32,10 +32,9 @@ std::unique_ptr<ModelRuntime> make_runtime(const LoadedModel& model,
   }
   if (runtime == nullptr) {
     runtime = std::make_unique<CpuRuntime>(
-        model, CpuRuntimeOptions{.n_kv_blocks = options.n_kv_blocks,
-                                 .n_threads = options.n_threads,
-                                 .kv_dtype = options.kv_dtype,
-                                 .block_tokens = options.block_tokens});
+        model, CpuRuntimeOptions{.kv_layout = options.kv_layout,
+                                 .n_kv_blocks = options.n_kv_blocks,
+                                 .n_threads = options.n_threads});
   }
   log_info("backend: ", runtime->description());
   return runtime;

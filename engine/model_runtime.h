@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "engine/backend.h"
-#include "engine/kv_layout.h"
-#include "engine/model/loaded_model.h"
+#include "kernels/kv_layout.h"
+#include "model/loaded_model.h"
 #include "tiering/block_pool.h"
 #include "tiering/device_copier.h"
 
@@ -26,6 +26,8 @@ enum class BackendChoice { kAuto, kCpu, kCuda };
 BackendChoice parse_backend(std::string_view name);
 
 struct RuntimeOptions {
+  // The model's KV block layout (kv_layout_for: built once, by the engine).
+  KvLayout kv_layout{};
   // KV capacity in blocks of block_tokens tokens: on the CPU exactly this;
   // on a GPU at most n_kv_blocks_gpu (0: n_kv_blocks), and at most what fits
   // in vram_cache_fraction of the VRAM left once the weights are loaded.
@@ -35,8 +37,6 @@ struct RuntimeOptions {
   // (0: n_kv_blocks). The CPU computes in host memory: no separate T1.
   int64_t n_host_blocks = 0;
   int n_threads = 0;  // CPU: 0 is one per available core
-  WeightType kv_dtype = WeightType::kF16;
-  int64_t block_tokens = KvLayout::kDefaultBlockTokens;
   BackendChoice backend = BackendChoice::kAuto;
   double vram_cache_fraction = 0.9;
 };

@@ -17,8 +17,8 @@
 #include "engine/generate_request.h"
 #include "engine/sampler/sampler.h"
 #include "engine/sampler/stop_matcher.h"
-#include "engine/tokenizer/stream_decoder.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "model/tokenizer/stream_decoder.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tiering/block_hash.h"
 #include "tiering/block_pool.h"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packages a built strata binary as OUT_DIR/strata_<version>_amd64.deb (and its
-# -dbgsym package), with debhelper and the debian/ folder in packaging/deb/.
+# -dbgsym package), with debhelper, the debian/ folder in packaging/deb/ and the
+# systemd units in packaging/systemd/.
 #   scripts/build-deb.sh BINARY [OUT_DIR]       (OUT_DIR: build-deb)
 # `make deb` gives it the release build; the packaging test (tests/packaging/)
 # the binary the test build made. The version is CMake's project version, which
@@ -32,6 +33,8 @@ stage="$stage_parent/strata-$version"
 rm -rf "$stage_parent"
 mkdir -p "$stage"
 cp -r "$repo/packaging/deb/debian" "$stage/debian"
+# The systemd units live in packaging/systemd/; dh_installsystemd finds them in debian/.
+cp "$repo/packaging/systemd/strata.service" "$repo/packaging/systemd/strata.socket" "$stage/debian/"
 cp "$repo/packaging/strata.conf" "$repo/packaging/strata.1" "$stage/"
 cp "$binary" "$stage/strata"
 if [[ -f $repo/models/strata-demo.gguf ]]; then

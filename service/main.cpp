@@ -1,10 +1,11 @@
-// strata: the command line. Each subcommand lives in service/cli/ and is
-// registered here, in the order `strata --help` lists them.
+// strata: the command line. Each subcommand lives in service/cli/ (bench/ for
+// `strata bench`) and is registered here, in the order `strata --help` lists them.
 #include <CLI/CLI.hpp>
 
 #include <exception>
 
 #include "common/log.h"
+#include "bench/bench_command.h"
 #include "service/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -20,7 +21,6 @@ int main(int argc, char** argv) {
   strata::add_bench_command(app);
   strata::add_tokenize_command(app);
   strata::add_devices_command(app);
-  strata::add_dev_command(app);
 
   try {
     app.parse(argc, argv);

@@ -18,7 +18,7 @@
 // a slab or slot outside int32) are never returned: they are deleted when the
 // index is opened and skipped if met later.
 //
-// Threads: every method is called by one owner thread (the tier manager's);
+// Threads: every method is called by one owner thread (the DiskWorker's);
 // there is no lock, and the prepared statements, kept for the object's
 // lifetime, are not shareable between threads. That thread is the only
 // writer. Other connections (another BlockIndex on the same file, the sqlite3

@@ -2,7 +2,7 @@
 // and host memory (T1 slots), on a copy stream of their own so that they
 // overlap the forward passes on the compute stream. The engine thread queues
 // them between steps; they complete later, in order, and are reported by tag.
-// (The CUDA one is engine/cuda/cuda_block_copier.h.)
+// (The CUDA one is gpu/cuda_block_copier.h.)
 //
 // Why no stream synchronisation with compute is needed: a step ends with its
 // logits copied to the host, so every K/V write of the step is done before

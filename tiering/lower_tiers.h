@@ -1,8 +1,8 @@
 // LowerTiers: what the engine thread's scheduler sees of the tiers below the
 // one it computes in (DESIGN.md, "Tiers"). Two implementations:
-//  - TierManager: the CPU backend computes in host memory (T1); below it is
+//  - HostDiskMover: the CPU backend computes in host memory (T1); below it is
 //    the disk (T2);
-//  - DeviceTier: a GPU backend computes in the VRAM arena (T0); below it is
+//  - DeviceHostMover: a GPU backend computes in the VRAM arena (T0); below it is
 //    pinned host memory (T1) and, optionally, the disk.
 // Either way the scheduler's side is the same: full blocks it publishes may
 // be copied down (write-through, demotion), and a waiting request whose

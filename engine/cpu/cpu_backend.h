@@ -14,8 +14,8 @@
 
 #include "engine/backend.h"
 #include "engine/cpu/token_batch.h"
-#include "engine/kv_layout.h"
-#include "engine/model/model_weights.h"
+#include "kernels/kv_layout.h"
+#include "model/model_weights.h"
 #include "kernels/cpu/ops.h"
 #include "tiering/block_pool.h"
 
@@ -29,7 +29,7 @@ class CpuBackend final : public Backend {
   // one sequence and one head.
   static constexpr int64_t kAttentionChunkTokens = 64;
 
-  // layout must be KvLayout::for_model(weights.config(), ...) and every
+  // layout must be kv_layout_for(weights.config(), ...) and every
   // slot of kv_blocks must hold layout.block_bytes() (both checked).
   CpuBackend(const ModelWeights& weights, const KvLayout& layout, BlockPool& kv_blocks,
              ThreadPool& pool);

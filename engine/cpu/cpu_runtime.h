@@ -9,18 +9,17 @@
 
 #include "common/thread_pool.h"
 #include "engine/cpu/cpu_backend.h"
-#include "engine/kv_layout.h"
-#include "engine/model/loaded_model.h"
+#include "kernels/kv_layout.h"
+#include "model/loaded_model.h"
 #include "engine/model_runtime.h"
 #include "tiering/block_pool.h"
 
 namespace strata {
 
 struct CpuRuntimeOptions {
-  int64_t n_kv_blocks = 0;  // KV capacity, in blocks of layout.block_tokens tokens
+  KvLayout kv_layout{};     // the model's (kv_layout_for)
+  int64_t n_kv_blocks = 0;  // KV capacity, in blocks of kv_layout.block_tokens tokens
   int n_threads = 0;        // 0: one per available core
-  WeightType kv_dtype = WeightType::kF16;
-  int64_t block_tokens = KvLayout::kDefaultBlockTokens;
 };
 
 class CpuRuntime final : public ModelRuntime {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/backend.h"
-#include "engine/kv_layout.h"
+#include "kernels/kv_layout.h"
 #include "tiering/block_pool.h"
 
 namespace strata {

@@ -6,8 +6,8 @@
 
 #include "common/check.h"
 #include "engine/cpu/token_batch.h"
-#include "engine/cuda/cuda_kv_arena.h"
-#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kv_arena.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_kquant_decode.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -262,13 +262,7 @@ void CudaBackend::enqueue_choices(std::span<const TokenChoice> choices) {
     const SamplingParams& sp = choice.params;
     params[i] = CudaChoiceParams{
         .row = static_cast<int32_t>(choice.batch_index),
-        .temperature = sp.temperature,
-        .top_k = sp.top_k,
-        .top_p = sp.top_p,
-        .min_p = sp.min_p,
-        .repetition_penalty = sp.repetition_penalty,
-        .frequency_penalty = sp.frequency_penalty,
-        .presence_penalty = sp.presence_penalty,
+        .sampling = sp,
         .penalties_begin = n_staged,
         .n_penalties = static_cast<int32_t>(choice.penalties.size()),
         .n_logprobs = choice.with_logprobs ? sp.n_logprobs : -1,

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "kernels/cpu/ops.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 
 namespace strata {
 

@@ -6,7 +6,7 @@
 
 #include "common/log.h"
 #include "common/str_cat.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 
 namespace strata {
 namespace {
@@ -53,7 +53,7 @@ int64_t kv_blocks_in_vram(const ModelConfig& config, const KvLayout& layout,
 
 CudaRuntime::CudaRuntime(const LoadedModel& model, const RuntimeOptions& options, int device)
     : device_(select_device(device)),
-      layout_(KvLayout::for_model(model.config(), options.block_tokens, options.kv_dtype)),
+      layout_(options.kv_layout),
       weights_(model.weights()),
       kv_blocks_(std::make_unique<BlockPool>(layout_.block_bytes(),
                                              kv_blocks_in_vram(model.config(), layout_, options))),

@@ -38,10 +38,10 @@
 #include <cstring>
 
 #include "common/check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
-#include "kernels/cuda/cuda_device.h"
+#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_kv_slots.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
 

@@ -2,7 +2,7 @@
 // layer and a whole step's batch at once: decode tokens and prefill chunks
 // (which may continue a cached prefix) side by side.
 //
-// Block layout (engine/kv_layout.h): a block slot holds
+// Block layout (kernels/kv_layout.h): a block slot holds
 //   [layer][k|v][kv_head][token][head_dim] of f16 or f32
 // so K of (layer, kv_head) for the block's tokens starts at
 //   slot + layer * layer_bytes + kv_head * head_bytes,  V at + part_bytes.
@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_kv_slots.h"
-#include "kernels/cuda/device_buffer.h"
+#include "gpu/device_buffer.h"
 #include "kernels/weight_type.h"
 
 namespace strata {

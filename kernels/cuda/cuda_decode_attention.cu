@@ -34,10 +34,10 @@
 #include <cmath>
 
 #include "common/check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
-#include "kernels/cuda/cuda_device.h"
+#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_qkv_finish.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
 

@@ -25,7 +25,7 @@
 
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_ops.h"
-#include "kernels/cuda/device_buffer.h"
+#include "gpu/device_buffer.h"
 
 namespace strata {
 

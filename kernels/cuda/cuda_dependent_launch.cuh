@@ -19,8 +19,8 @@
 
 #include <utility>
 
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/cuda_device.h"
+#include "gpu/cuda_check.h"
+#include "gpu/cuda_device.h"
 
 namespace strata {
 

@@ -20,9 +20,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
-#include "kernels/cuda/cuda_device.h"
+#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_q8k_staging.cuh"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 

@@ -7,7 +7,7 @@
 #include <climits>
 
 #include "common/check.h"
-#include "kernels/cuda/cuda_device.h"
+#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_kquant_common.cuh"
 #include "kernels/cuda/cuda_kquant_decode.h"
 

@@ -38,7 +38,7 @@
 #include <type_traits>
 
 #include "common/check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_kquant_decode.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_quant_mma.h"

@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_weights.h"
-#include "kernels/cuda/device_buffer.h"
+#include "gpu/device_buffer.h"
 
 namespace strata {
 

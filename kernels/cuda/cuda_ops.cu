@@ -3,7 +3,7 @@
 #include <climits>
 
 #include "common/check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_kquant_decode.h"
 #include "kernels/cuda/cuda_q8k_staging.cuh"

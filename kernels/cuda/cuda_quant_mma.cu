@@ -38,9 +38,9 @@
 #include <type_traits>
 
 #include "common/check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
-#include "kernels/cuda/cuda_device.h"
+#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_swiglu.cuh"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 

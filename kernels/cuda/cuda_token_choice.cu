@@ -32,7 +32,7 @@
 #include <cstdint>
 
 #include "common/check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 
 namespace strata {
 namespace {
@@ -55,7 +55,7 @@ constexpr int kLastBins = 1 << 10;
 constexpr float kWeightScale = 0x1p31f;
 constexpr int64_t kMaxVocab = int64_t{1} << 23;
 
-constexpr float kGreedyTemperature = 1e-5f;  // SamplingParams::kGreedyTemperature
+constexpr float kGreedyTemperature = SamplingParams::kGreedyTemperature;
 
 using Amount = unsigned long long;  // a count, or a weight in units of 2^-31
 
@@ -340,20 +340,21 @@ __device__ Boundary select_first_reaching(int n, RowValues<Transform> values, Am
 // (same float operations; no contraction into FMAs), saving each raw logit.
 __device__ void apply_penalties(float* row, const CudaChoiceParams& p,
                                 CudaPenaltyToken* penalties) {
-  const bool repetition = p.repetition_penalty != 1.0f;
-  const bool frequency_or_presence = p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
+  const bool repetition = p.sampling.repetition_penalty != 1.0f;
+  const bool frequency_or_presence =
+      p.sampling.frequency_penalty != 0.0f || p.sampling.presence_penalty != 0.0f;
   for (int j = threadIdx.x; j < p.n_penalties; j += kThreads) {
     CudaPenaltyToken& token = penalties[p.penalties_begin + j];
     float logit = row[token.id];
     token.raw_logit = logit;
     if (repetition && token.repeated != 0) {
-      logit = logit > 0.0f ? __fdiv_rn(logit, p.repetition_penalty)
-                           : __fmul_rn(logit, p.repetition_penalty);
+      logit = logit > 0.0f ? __fdiv_rn(logit, p.sampling.repetition_penalty)
+                           : __fmul_rn(logit, p.sampling.repetition_penalty);
     }
     if (frequency_or_presence && token.n_generated > 0) {
       const float count = static_cast<float>(token.n_generated);
-      logit = __fsub_rn(logit, __fadd_rn(__fmul_rn(count, p.frequency_penalty),
-                                         p.presence_penalty));
+      logit = __fsub_rn(logit, __fadd_rn(__fmul_rn(count, p.sampling.frequency_penalty),
+                                         p.sampling.presence_penalty));
     }
     row[token.id] = logit;
   }
@@ -397,7 +398,7 @@ __device__ void write_top_logprobs(const float* row, int n, int n_top, double lo
 // row: Sampler::pick after its greedy branch, then select_candidates and draw.
 __device__ int32_t draw_token(const float* row, int n, const CudaChoiceParams& p,
                               bool has_penalties, ValueAndId raw_best, ChoiceShared& s) {
-  const float temperature = p.temperature;
+  const float temperature = p.sampling.temperature;
   const bool scales = temperature != 1.0f;
   const auto scaled_at = row_values(row, [scales, temperature](float value) {
     return scales ? __fdiv_rn(value, temperature) : value;
@@ -414,14 +415,14 @@ __device__ int32_t draw_token(const float* row, int n, const CudaChoiceParams& p
   }
   if (!isfinite(max_scaled)) return max_scaled > 0.0f ? scaled_argmax : raw_best.id;
 
-  const float min_p = p.min_p;  // 0 when off: no weight is below it
+  const float min_p = p.sampling.min_p;  // 0 when off: no weight is below it
   // A weight as Sampler's fill_weights computes it, 0 below `floor`.
   const auto weight_amount = [max_scaled](float scaled, float floor) -> Amount {
     const float weight = expf(scaled - max_scaled);
     return weight < floor ? 0 : to_fixed(weight);
   };
-  const bool top_k_on = p.top_k > 0 && p.top_k < n;
-  const bool top_p_on = p.top_p < 1.0f;
+  const bool top_k_on = p.sampling.top_k > 0 && p.sampling.top_k < n;
+  const bool top_p_on = p.sampling.top_p < 1.0f;
   const double uniform = p.uniform;
   const auto draw_target = [uniform](Amount total) {
     const auto target = static_cast<Amount>(uniform * static_cast<double>(total)) + 1;
@@ -437,7 +438,7 @@ __device__ int32_t draw_token(const float* row, int n, const CudaChoiceParams& p
 
   Boundary kept = kKeepAll;
   if (top_k_on) {
-    const Amount k = static_cast<Amount>(p.top_k);
+    const Amount k = static_cast<Amount>(p.sampling.top_k);
     kept = select_first_reaching(
         n, scaled_at, [](int, float, uint32_t) -> Amount { return 1; },
         [k](Amount) { return k; }, s);
@@ -449,7 +450,7 @@ __device__ int32_t draw_token(const float* row, int n, const CudaChoiceParams& p
     };
   };
   if (top_p_on) {
-    const double top_p = p.top_p;
+    const double top_p = p.sampling.top_p;
     kept = select_first_reaching(
         n, scaled_at, kept_weight(kept, 0.0f),
         [top_p](Amount total) {
@@ -502,12 +503,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (n_top > 0) write_top_logprobs(row, n, n_top, log_normalizer, out, s);
   }
 
-  const bool has_penalties = p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f ||
-                             p.presence_penalty != 0.0f;
+  const bool has_penalties = p.sampling.repetition_penalty != 1.0f ||
+                             p.sampling.frequency_penalty != 0.0f ||
+                             p.sampling.presence_penalty != 0.0f;
   if (has_penalties) apply_penalties(row, p, penalties);
 
   int32_t id;
-  if (p.temperature < kGreedyTemperature) {
+  if (p.sampling.temperature < kGreedyTemperature) {
     id = has_penalties ? block_argmax(n, raw_values(row), s).id : raw_best.id;
   } else {
     id = draw_token(row, n, p, has_penalties, raw_best, s);

@@ -1,7 +1,7 @@
 // Token choice on the GPU: each logits row of a step becomes its chosen token
 // (and, when asked, log-probabilities) on the device, so only those cross the
 // bus instead of n_vocab floats a row. The choice is the CPU Sampler's
-// (engine/sampler/sampler.h), step by step: penalties, greedy argmax or
+// (engine/sampler/sampler.h, over kernels/sampling/), step by step: penalties, greedy argmax or
 // temperature, top-k, top-p, min-p, then an inverse-CDF draw at a uniform
 // number the host draws from the sequence's own generator; log-probabilities
 // are those of the raw logits.
@@ -12,6 +12,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+
+#include "kernels/sampling/sampling_params.h"
 
 namespace strata {
 
@@ -28,16 +30,11 @@ struct CudaPenaltyToken {
   float raw_logit = 0.0f;
 };
 
-// How one row is chosen: SamplingParams' fields, plus where the row is.
+// How one row is chosen: the request's sampling parameters (their seed and
+// n_logprobs unused here), plus where the row is.
 struct CudaChoiceParams {
-  int32_t row = 0;           // the logits row to choose from
-  float temperature = 1.0f;  // below SamplingParams::kGreedyTemperature: greedy
-  int32_t top_k = 0;
-  float top_p = 1.0f;
-  float min_p = 0.0f;
-  float repetition_penalty = 1.0f;
-  float frequency_penalty = 0.0f;
-  float presence_penalty = 0.0f;
+  int32_t row = 0;  // the logits row to choose from
+  SamplingParams sampling{};
   int32_t penalties_begin = 0;  // this row's entries of the penalty array
   int32_t n_penalties = 0;
   int32_t n_logprobs = -1;  // -1: no log-probabilities; 0..kMaxTopLogprobs: the chosen

@@ -10,7 +10,7 @@
 
 #include "common/check.h"
 #include "kernels/cpu/quant_blocks.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_weights.h"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/matmul.h"
-#include "kernels/cuda/device_buffer.h"
+#include "gpu/device_buffer.h"
 #include "kernels/weight_type.h"
 
 namespace strata::cuda_layout {

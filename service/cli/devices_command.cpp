@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include "kernels/gpu_devices.h"
+#include "gpu/gpu_devices.h"
 #include "service/cli/commands.h"
 
 namespace strata {

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "engine/gguf/gguf_file.h"
-#include "engine/model/model_summary.h"
+#include "model/gguf/gguf_file.h"
+#include "model/model_summary.h"
 #include "service/cli/commands.h"
 
 namespace strata {

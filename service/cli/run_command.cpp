@@ -14,9 +14,11 @@
 #include <random>
 
 #include "common/log.h"
-#include "engine/model_runtime.h"
-#include "engine/generation/generator.h"
-#include "engine/model/loaded_model.h"
+#include "engine/kv_sizing.h"
+#include "engine/completion.h"
+#include "engine/model_engine.h"
+#include "engine/request_limits.h"
+#include "model/loaded_model.h"
 #include "service/cli/commands.h"
 #include "service/cli/interrupt_watcher.h"
 #include "service/client/cancel_on_interrupt.h"
@@ -58,14 +60,20 @@ std::vector<TokenId> encode_prompt(const LoadedModel& model, const RunOptions& o
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
-void print_json(const std::vector<TokenId>& prompt, const GenerationResult& r) {
+// Tokens after the first, over the time after it: decode steps only.
+double decode_tok_s(const Completion& r) {
+  return per_second(static_cast<double>(std::max<size_t>(r.tokens.size(), 1) - 1),
+                    r.decode_seconds);
+}
+
+void print_json(const std::vector<TokenId>& prompt, const Completion& r) {
   nlohmann::ordered_json out;
   out["prompt_tokens"] = prompt;
   out["tokens"] = r.tokens;
   out["text"] = r.text;
   out["finish_reason"] = finish_reason_name(r.finish);
-  out["prefill_tok_s"] = per_second(static_cast<double>(prompt.size()), r.prefill_seconds);
-  out["decode_tok_s"] = per_second(static_cast<double>(r.n_decode_steps), r.decode_seconds);
+  out["prefill_tok_s"] = per_second(static_cast<double>(prompt.size()), r.first_token_seconds);
+  out["decode_tok_s"] = decode_tok_s(r);
   std::cout << out.dump() << "\n";
 }
 
@@ -84,35 +92,44 @@ void run(RunOptions o, const std::atomic<bool>& interrupted) {
   }
 
   std::unique_ptr<LoadedModel> model = LoadedModel::open(o.model_path);
-  GenerationRequest request{.prompt = encode_prompt(*model, o), .sampling = o.sampling,
-                            .max_tokens = o.max_tokens, .stop = o.stop, .ignore_eos = o.ignore_eos};
+  GenerateRequest request{.prompt = encode_prompt(*model, o), .sampling = o.sampling,
+                          .max_tokens = o.max_tokens, .stop = o.stop, .ignore_eos = o.ignore_eos};
   const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
   if (!o.max_tokens_given) {
     request.max_tokens =
         std::max<int64_t>(1, std::min(o.max_tokens, model->config().context_length - n_prompt));
   }
-  const int64_t n_tokens = n_prompt + request.max_tokens;
-  const std::unique_ptr<ModelRuntime> runtime = make_runtime(
-      *model, {.n_kv_blocks = KvLayout::for_model(model->config()).blocks_for(n_tokens),
-               .n_threads = o.threads, .kv_dtype = *kv_type, .backend = parse_backend(o.backend)});
-  Generator generator(runtime->backend(), runtime->kv_blocks(), model->tokenizer());
-
+  // One sequence: the KV cache holds this request and nothing more.
+  const KvLayout layout = kv_layout_for(model->config(), KvLayout::kDefaultBlockTokens, *kv_type);
+  const RequestLimits limits{.n_vocab = model->config().n_vocab,
+                             .context_length = model->config().context_length,
+                             .block_tokens = layout.block_tokens,
+                             .n_kv_blocks = layout.blocks_for(model->config().context_length)};
+  if (std::optional<RequestError> error = check_request(request, limits, model->tokenizer())) {
+    throw std::runtime_error(error->message);
+  }
+  ModelEngine model_engine(*model, {.max_running = 1,
+                                    .n_kv_blocks = layout.blocks_for(n_prompt + request.max_tokens),
+                                    .kv_type = *kv_type, .threads = o.threads,
+                                    .backend = parse_backend(o.backend)});
   auto stream = [&](std::string_view text) {
     if (o.json) return;
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   };
-  GenerationResult result = generator.generate(request, stream, interrupted);
+  const std::vector<TokenId> prompt = request.prompt;
+  const Completion result =
+      run_to_completion(model_engine.engine(), std::move(request), stream, &interrupted);
+  if (result.finish == FinishReason::kError) throw std::runtime_error(result.error);
   if (o.json) {
-    print_json(request.prompt, result);
+    print_json(prompt, result);
     return;
   }
   std::fputs("\n", stdout);
   std::fflush(stdout);
-  log_info("prompt tokens ", request.prompt.size(), ", prefill ",
-           per_second(static_cast<double>(request.prompt.size()), result.prefill_seconds),
-           " tok/s, generated ", result.tokens.size(), ", decode ",
-           per_second(static_cast<double>(result.n_decode_steps), result.decode_seconds),
+  log_info("prompt tokens ", prompt.size(), ", prefill ",
+           per_second(static_cast<double>(prompt.size()), result.first_token_seconds),
+           " tok/s, generated ", result.tokens.size(), ", decode ", decode_tok_s(result),
            " tok/s, finish: ", finish_reason_name(result.finish));
 }
 

@@ -5,8 +5,8 @@
 #include <iostream>
 #include <memory>
 
-#include "engine/gguf/gguf_file.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "model/gguf/gguf_file.h"
+#include "model/tokenizer/tokenizer.h"
 #include "service/cli/commands.h"
 
 namespace strata {

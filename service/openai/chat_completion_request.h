@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/chat/chat_render.h"
+#include "model/chat/chat_render.h"
 #include "service/openai/generation_options.h"
 #include "service/openai/openai_error.h"
 

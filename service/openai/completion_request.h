@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/tokenizer/vocab.h"
+#include "model/tokenizer/vocab.h"
 #include "service/openai/generation_options.h"
 #include "service/openai/openai_error.h"
 

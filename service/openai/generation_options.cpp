@@ -50,8 +50,8 @@ GenerationOptions read_generation_options(const nlohmann::json& body) {
   // max_completion_tokens is the newer name; it wins when both are given.
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (auto max_tokens = read_integer(find_field(body, key), key)) {
-      if (*max_tokens < 1) throw_bad_request(str_cat(key, " must be >= 1, got ", *max_tokens), key);
       options.max_tokens = *max_tokens;
+      options.max_tokens_key = key;
     }
   }
 

@@ -11,13 +11,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/sampler/sampling_params.h"
+#include "kernels/sampling/sampling_params.h"
 
 namespace strata::openai {
 
 struct GenerationOptions {
   std::string model;                  // as the client sent it; empty when absent
-  std::optional<int64_t> max_tokens;  // >= 1; nullopt: up to the end of the context
+  // nullopt: up to the end of the context. Held to the request limits
+  // (engine/request_limits.h) with the prompt; max_tokens_key names the field.
+  std::optional<int64_t> max_tokens;
+  std::string max_tokens_key = "max_tokens";  // or "max_completion_tokens"
   // Validated (SamplingParams::validate()). n_logprobs is top_logprobs (chat) or
   // logprobs (completions). seed stays 0 here: see `seed`.
   SamplingParams sampling;

@@ -53,12 +53,12 @@ void accumulate(CompletionResult& result, const EngineEvent& event) {
   }
 }
 
-std::string_view finish_reason(EngineFinish finish) {
+std::string_view finish_reason(FinishReason finish) {
   switch (finish) {
-    case EngineFinish::kStop: return "stop";
-    case EngineFinish::kLength: return "length";
-    case EngineFinish::kCancelled: return "abort";
-    case EngineFinish::kError: return "error";
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCancelled: return "abort";
+    case FinishReason::kError: return "error";
   }
   return "stop";
 }
@@ -156,7 +156,7 @@ Json ResponseStream::chunk(Json choices) const {
 }
 
 Json ResponseStream::choice(Json delta_or_text, std::span<const SampledToken> logprobs,
-                            std::optional<EngineFinish> finish) {
+                            std::optional<FinishReason> finish) {
   Json out;
   out["index"] = 0;
   Json logprobs_json;  // null
@@ -188,7 +188,7 @@ std::string ResponseStream::start() {
 std::string ResponseStream::on_event(const EngineEvent& event) {
   if (done_) return {};
   std::string out = start();
-  if (event.finish == EngineFinish::kError) {
+  if (event.finish == FinishReason::kError) {
     // Text that came with the failing event is dropped: the reply is broken anyway.
     return out + on_error(server_error(event.error.empty() ? "generation failed" : event.error));
   }

@@ -50,14 +50,14 @@ struct ResponseContext {
 struct CompletionResult {
   std::string text;
   std::vector<SampledToken> logprobs;  // one per token, when the request asked
-  EngineFinish finish = EngineFinish::kStop;
+  FinishReason finish = FinishReason::kStop;
   Usage usage;
 };
 void accumulate(CompletionResult& result, const EngineEvent& event);
 
 // "stop", "length"; a cancelled request "abort" (vLLM's word; its client is gone) and a
 // failed one "error" (errors are sent as error objects, not finish reasons).
-std::string_view finish_reason(EngineFinish finish);
+std::string_view finish_reason(FinishReason finish);
 
 // {"prompt_tokens", "completion_tokens", "total_tokens",
 //  "prompt_tokens_details": {"cached_tokens"}}
@@ -99,7 +99,7 @@ class ResponseStream {
  private:
   Json chunk(Json choices) const;
   Json choice(Json delta_or_text, std::span<const SampledToken> logprobs,
-              std::optional<EngineFinish> finish);
+              std::optional<FinishReason> finish);
 
   ResponseContext context_;
   bool include_usage_;

@@ -50,7 +50,7 @@ http::Awaitable<std::optional<int64_t>> wait_for(std::shared_ptr<EngineReply> re
 }
 
 // Built outside the coroutines (GCC 12: see info_endpoints.cpp).
-Json disk_json(const TierWorker& disk, int64_t block_bytes) {
+Json disk_json(const DiskWorker& disk, int64_t block_bytes) {
   const DiskTierStats d = disk.stats();
   return Json{{"tier", "disk"},
               {"blocks", d.n_blocks},
@@ -97,7 +97,7 @@ http::Response cache_response(const ModelHost& host) {
                        {"block_hits", stats.n_block_hits - (t1 ? t1->n_blocks_promoted
                                                                : stats.n_blocks_loaded)}});
   if (t1) tiers.push_back(host_json(*t1, block_bytes));
-  if (const TierWorker* disk = host.disk_tier()) {
+  if (const DiskWorker* disk = host.disk_tier()) {
     Json json = disk_json(*disk, block_bytes);
     // Prompts found on disk but computed, the cost model judging that faster.
     json["loads_declined"] = stats.n_loads_declined;

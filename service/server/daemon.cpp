@@ -41,13 +41,15 @@ http::HttpServerOptions http_options(const ServeSettings& s) {
 
 ModelHostOptions model_options(const ServeSettings& s) {
   std::optional<WeightType> kv_type = parse_weight_type(s.kv_type);
-  return {.model_path = s.model, .context_length = s.context_length,
-          .host_cache_bytes = s.host_cache_bytes, .max_running = s.max_running,
-          .max_batch_tokens = s.max_batch_tokens, .kv_type = kv_type.value_or(WeightType::kF16),
-          .block_tokens = s.block_tokens, .threads = s.threads,
-          .backend = parse_backend(s.backend),
-          .vram_cache_fraction = s.vram_cache_fraction, .cache_dir = s.cache_dir,
-          .disk_cache_bytes = s.disk_cache_bytes, .persist = s.persist == "all"};
+  return {.model_path = s.model,
+          .engine = {.context_length = s.context_length, .max_running = s.max_running,
+                     .max_batch_tokens = s.max_batch_tokens,
+                     .host_cache_bytes = s.host_cache_bytes,
+                     .kv_type = kv_type.value_or(WeightType::kF16),
+                     .block_tokens = s.block_tokens, .threads = s.threads,
+                     .backend = parse_backend(s.backend),
+                     .vram_cache_fraction = s.vram_cache_fraction, .cache_dir = s.cache_dir,
+                     .disk_cache_bytes = s.disk_cache_bytes, .persist = s.persist == "all"}};
 }
 
 // The names a request's "model" may use: the alias, the file name, its stem.

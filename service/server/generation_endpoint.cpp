@@ -59,7 +59,7 @@ http::Awaitable<bool> pump_stream(http::HttpExchange& exchange, EventChannel& ch
   for (;;) {
     for (const EngineEvent& event : co_await channel.next()) {
       timer.on_event(event);
-      const bool cancelled = event.finish == EngineFinish::kCancelled;
+      const bool cancelled = event.finish == FinishReason::kCancelled;
       const std::string frames =
           cancelled ? stream.on_error(cancelled_by_server()) : stream.on_event(event);
       if (!co_await exchange.write_chunk(frames)) co_return false;
@@ -76,7 +76,7 @@ http::Awaitable<void> collect(EventChannel& channel, openai::CompletionResult& r
       timer.on_event(event);
       openai::accumulate(result, event);
       if (event.finish) {
-        if (event.finish == EngineFinish::kError) result.text = event.error;  // for the error
+        if (event.finish == FinishReason::kError) result.text = event.error;  // for the error
         co_return;
       }
     }
@@ -111,10 +111,10 @@ http::Awaitable<void> answer_whole(http::HttpExchange& exchange, ApiContext& api
     exchange.close_after_response();
     co_return;
   }
-  if (result.finish == EngineFinish::kError) {
+  if (result.finish == FinishReason::kError) {
     co_await exchange.respond(
         error_response(openai::server_error(str_cat("Generation failed: ", result.text))));
-  } else if (result.finish == EngineFinish::kCancelled) {
+  } else if (result.finish == FinishReason::kCancelled) {
     co_await exchange.respond(error_response(cancelled_by_server()));
   } else {
     co_await exchange.respond(

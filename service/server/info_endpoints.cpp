@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "common/str_cat.h"
-#include "engine/chat/chat_render.h"
+#include "model/chat/chat_render.h"
 #include "service/openai/chat_completion_request.h"
 #include "service/openai/json_fields.h"
 #include "service/server/json_response.h"
@@ -48,7 +48,7 @@ metrics::EngineGauges engine_gauges(const ModelHost& host) {
     gauges.moves.push_back({.from = "host", .to = "vram", .bytes = t1->bytes_to_device});
     gauges.moves_in_flight += t1->n_copies_in_flight;
   }
-  if (const TierWorker* disk = host.disk_tier()) {
+  if (const DiskWorker* disk = host.disk_tier()) {
     const DiskTierStats d = disk->stats();
     gauges.tiers.push_back({.tier = "disk",
                             .blocks_used = d.n_in_flight,

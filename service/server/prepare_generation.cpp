@@ -60,31 +60,39 @@ std::variant<std::vector<TokenId>, ApiError> completion_prompt(const openai::Com
     // vLLM do: that is how a client writes its own chat format.
     return tokenizer.encode(r.prompt_text, {.add_special = true, .parse_special = true});
   }
-  for (TokenId id : r.prompt_tokens) {
-    if (!tokenizer.is_valid(id)) {
-      return openai::invalid_request(str_cat("Token id ", id, " in the prompt is outside the "
-                                             "vocabulary (", tokenizer.n_vocab(), " tokens)."),
-                                     "prompt");
-    }
-  }
-  return r.prompt_tokens;
+  return r.prompt_tokens;  // their ids are checked with the other limits
+
 }
 
-// Completion length: as asked, or whatever the context has left.
-std::variant<int64_t, ApiError> completion_length(Endpoint endpoint,
-                                                  const openai::GenerationOptions& options,
-                                                  int64_t n_prompt, int64_t context_length) {
-  if (options.max_tokens) {
-    // Compared this way round: prompt + max_tokens may overflow int64.
-    if (*options.max_tokens > context_length - n_prompt) {
-      return context_length_exceeded(endpoint, context_length, n_prompt, *options.max_tokens);
-    }
-    return *options.max_tokens;
+// The request limits' answer in OpenAI's words (which clients parse).
+ApiError limit_error(Endpoint endpoint, const RequestError& error, const GenerateRequest& request,
+                     const openai::GenerationOptions& options, int64_t context_length,
+                     int64_t n_vocab) {
+  using Kind = RequestError::Kind;
+  const char* prompt_param = is_chat(endpoint) ? "messages" : "prompt";
+  const auto n_prompt = static_cast<int64_t>(request.prompt.size());
+  switch (error.kind) {
+    case Kind::kEmptyPrompt:
+      return openai::invalid_request("The prompt is empty.", prompt_param);
+    case Kind::kTokenOutsideVocabulary:
+      return openai::invalid_request(str_cat("Token id ", error.token_id, " in the prompt is "
+                                             "outside the vocabulary (", n_vocab, " tokens)."),
+                                     "prompt");
+    case Kind::kMaxTokensTooSmall:
+      if (options.max_tokens) {
+        return openai::invalid_request(
+            str_cat(options.max_tokens_key, " must be >= 1, got ", *options.max_tokens),
+            options.max_tokens_key);
+      }
+      // None given: the prompt leaves the context nothing.
+      return context_length_exceeded(endpoint, context_length, n_prompt, 0);
+    case Kind::kContextExceeded:
+    case Kind::kCacheTooSmall:
+      return context_length_exceeded(endpoint, context_length, n_prompt, request.max_tokens);
+    case Kind::kInvalidSampling:
+      break;
   }
-  if (n_prompt >= context_length) {
-    return context_length_exceeded(endpoint, context_length, n_prompt, 0);
-  }
-  return context_length - n_prompt;
+  return openai::invalid_request(error.message);
 }
 
 struct ParsedBody {
@@ -140,23 +148,17 @@ std::variant<PreparedGeneration, ApiError> prepare_generation(Endpoint endpoint,
   ParsedBody& request = std::get<ParsedBody>(parsed);
   if (auto* error = std::get_if<ApiError>(&request.prompt)) return std::move(*error);
   std::vector<TokenId>& prompt = std::get<std::vector<TokenId>>(request.prompt);
-  if (prompt.empty()) {
-    return openai::invalid_request("The prompt is empty.",
-                                   is_chat(endpoint) ? "messages" : "prompt");
-  }
-  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
-  auto length = completion_length(endpoint, request.options, n_prompt, limits.context_length);
-  if (auto* error = std::get_if<ApiError>(&length)) return std::move(*error);
-
   openai::GenerationOptions& o = request.options;
+  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
   SamplingParams sampling = o.sampling;
   sampling.seed =
       o.seed ? *o.seed : (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   const Tokenizer& tokenizer = limits.model.tokenizer();
   PreparedGeneration out{
+      // No max_tokens: whatever the context has left.
       .request = {.prompt = std::move(prompt), .sampling = sampling,
-                  .max_tokens = std::get<int64_t>(length), .stop = o.stop,
-                  .logprobs = o.logprobs, .ignore_eos = o.ignore_eos},
+                  .max_tokens = o.max_tokens.value_or(limits.context_length - n_prompt),
+                  .stop = o.stop, .logprobs = o.logprobs, .ignore_eos = o.ignore_eos},
       .context = {.endpoint = endpoint, .id = response_id(endpoint),
                   .created = std::chrono::duration_cast<std::chrono::seconds>(
                                  std::chrono::system_clock::now().time_since_epoch()).count(),
@@ -164,6 +166,15 @@ std::variant<PreparedGeneration, ApiError> prepare_generation(Endpoint endpoint,
                   .token_bytes = [&tokenizer](TokenId id) { return tokenizer.token_bytes(id); }},
       .stream = o.stream,
       .include_usage = o.include_usage};
+  // The context already fits the KV cache: one block of one token per position.
+  const RequestLimits request_limits{.n_vocab = limits.model.config().n_vocab,
+                                     .context_length = limits.context_length,
+                                     .block_tokens = 1,
+                                     .n_kv_blocks = limits.context_length};
+  if (std::optional<RequestError> error = check_request(out.request, request_limits, tokenizer)) {
+    return limit_error(endpoint, *error, out.request, o, limits.context_length,
+                       tokenizer.n_vocab());
+  }
   return out;
 }
 

@@ -16,7 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/generate_request.h"
-#include "engine/model/loaded_model.h"
+#include "engine/request_limits.h"
+#include "model/loaded_model.h"
 #include "service/openai/openai_error.h"
 #include "service/openai/response_format.h"
 

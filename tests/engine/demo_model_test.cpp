@@ -23,9 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/chat/chat_render.h"
-#include "engine/generation/generator.h"
-#include "engine/model/loaded_model.h"
+#include "model/chat/chat_render.h"
+#include "engine/completion.h"
+#include "engine/engine.h"
+#include "engine/kv_sizing.h"
+#include "engine/model_fingerprint.h"
+#include "model/loaded_model.h"
 #include "engine/model_runtime.h"
 
 namespace strata {
@@ -87,8 +90,10 @@ class DemoModelTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     model_ = LoadedModel::open(kModelPath).release();
-    runtime_ = make_runtime(*model_, {.n_kv_blocks = 256, .n_threads = 0,
-                                      .kv_dtype = WeightType::kF32,
+    runtime_ = make_runtime(*model_, {.kv_layout = kv_layout_for(model_->config(),
+                                                                 KvLayout::kDefaultBlockTokens,
+                                                                 WeightType::kF32),
+                                      .n_kv_blocks = 256, .n_threads = 0,
                                       .backend = BackendChoice::kCpu})
                    .release();
   }
@@ -104,11 +109,12 @@ class DemoModelTest : public testing::Test {
   }
 
   std::string complete(const std::vector<TokenId>& prompt, const SamplingParams& sampling) const {
-    Generator generator(runtime_->backend(), runtime_->kv_blocks(), model_->tokenizer());
-    GenerationRequest request{.prompt = prompt, .sampling = sampling, .max_tokens = 64,
-                              .stop = {}, .ignore_eos = false, .logprobs = false};
-    std::atomic<bool> cancel{false};
-    return generator.generate(request, [](std::string_view) {}, cancel).text;
+    // An Engine with one request over the runtime's backend and pool.
+    Engine engine(runtime_->backend(), runtime_->kv_blocks(), model_->tokenizer(),
+                  {.scheduler = {.model_fingerprint =
+                                     model_fingerprint(model_->file(), runtime_->kv_layout())}});
+    return run_to_completion(engine, {.prompt = prompt, .sampling = sampling, .max_tokens = 64})
+        .text;
   }
 
   // Logits at every position of `tokens` in one prefill.

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "tests/engine/engine_test_support.h"
-#include "tiering/tier_worker.h"
+#include "tiering/disk_worker.h"
 
 namespace strata {
 namespace {
@@ -26,7 +26,7 @@ TEST_F(EngineDiskTierTest, RestartedEngineLoadsThePromptInsteadOfComputingIt) {
   const GenerateRequest r = request_for(11, 300, 12);
   const Outcome cold = run_alone({r})[0];
   {
-    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    std::unique_ptr<DiskWorker> disk = open_disk_tier();
     EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
     const Outcome first = run_one(e, r);
     EXPECT_EQ(first.tokens, cold.tokens);
@@ -35,7 +35,7 @@ TEST_F(EngineDiskTierTest, RestartedEngineLoadsThePromptInsteadOfComputingIt) {
     // Every full block of prompt + output is on disk: (300 + 12 - 1) / 16.
     EXPECT_EQ(disk->stats().n_blocks, 19);
   }
-  std::unique_ptr<TierWorker> disk = open_disk_tier();  // a restart: index and slabs reopened
+  std::unique_ptr<DiskWorker> disk = open_disk_tier();  // a restart: index and slabs reopened
   EXPECT_EQ(disk->stats().n_blocks, 19);
   EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
   const Outcome warm = run_one(e, r);
@@ -55,7 +55,7 @@ TEST_F(EngineDiskTierTest, PromptsAreComputedWhereLoadingIsSlower) {
   const GenerateRequest fresh = request_for(22, 100, 4);
   const Outcome cold = run_alone({on_disk})[0];
   {
-    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    std::unique_ptr<DiskWorker> disk = open_disk_tier();
     EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
     run_one(e, on_disk);
     e.shut_down();
@@ -63,12 +63,12 @@ TEST_F(EngineDiskTierTest, PromptsAreComputedWhereLoadingIsSlower) {
   }
   const LoadCostOptions slow_loads{.load_latency_s = 10.0};
   {
-    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    std::unique_ptr<DiskWorker> disk = open_disk_tier();
     EngineUnderTest e(EngineSetup{.disk_tier = disk.get(), .load_cost = slow_loads});
     EXPECT_EQ(run_one(e, on_disk).usage.cached_prompt_tokens, 192);  // nothing measured yet
     EXPECT_EQ(e.shut_down().n_loads_declined, 0);
   }
-  std::unique_ptr<TierWorker> disk = open_disk_tier();
+  std::unique_ptr<DiskWorker> disk = open_disk_tier();
   EngineUnderTest e(EngineSetup{.disk_tier = disk.get(), .load_cost = slow_loads});
   run_one(e, fresh);  // a 100-token prefill: the rate is measured
   const Outcome computed = run_one(e, on_disk);
@@ -80,7 +80,7 @@ TEST_F(EngineDiskTierTest, PromptsAreComputedWhereLoadingIsSlower) {
 }
 
 TEST_F(EngineDiskTierTest, PersistNoneWritesNothingWithoutPressure) {
-  std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+  std::unique_ptr<DiskWorker> disk = open_disk_tier(/*persist=*/false);
   EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
   run_one(e, request_for(12, 100, 4));
   e.shut_down();
@@ -96,7 +96,7 @@ TEST_F(EngineDiskTierTest, DemotionUnderPressureKeepsEvictedBlocksOnDisk) {
   const GenerateRequest a = request_for(14, 300, 8);
   const Outcome cold = run_alone({a})[0];
   {
-    std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+    std::unique_ptr<DiskWorker> disk = open_disk_tier(/*persist=*/false);
     EngineUnderTest e(EngineSetup{.n_kv_blocks = 40, .disk_tier = disk.get()});
     // Between requests, the demotion writes the engine queued after the last
     // step are let finish, so that the next request evicts demoted blocks
@@ -119,12 +119,12 @@ TEST_F(EngineDiskTierTest, DemotionUnderPressureKeepsEvictedBlocksOnDisk) {
     EXPECT_GT(disk->stats().n_loads, 0);
     EXPECT_GT(disk->stats().n_blocks, 0);
   }
-  std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+  std::unique_ptr<DiskWorker> disk = open_disk_tier(/*persist=*/false);
   EXPECT_EQ(disk->stats().n_blocks, 0) << "--persist none keeps nothing across restarts";
 }
 
 TEST_F(EngineDiskTierTest, ClearEmptiesBothTiersAndPersistWritesTheCache) {
-  std::unique_ptr<TierWorker> disk = open_disk_tier(/*persist=*/false);
+  std::unique_ptr<DiskWorker> disk = open_disk_tier(/*persist=*/false);
   EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
   const GenerateRequest r = request_for(17, 200, 4);
   run_one(e, r);
@@ -146,7 +146,7 @@ TEST_F(EngineDiskTierTest, CorruptBlocksAreRecomputedNotServed) {
   const GenerateRequest r = request_for(13, 200, 8);
   const Outcome cold = run_alone({r})[0];
   {
-    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    std::unique_ptr<DiskWorker> disk = open_disk_tier();
     EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});
     run_one(e, r);
   }
@@ -168,7 +168,7 @@ TEST_F(EngineDiskTierTest, CorruptBlocksAreRecomputedNotServed) {
     }
   }
   ASSERT_GT(n_slabs, 0) << "no slab file in " << dir_;
-  std::unique_ptr<TierWorker> disk = open_disk_tier();
+  std::unique_ptr<DiskWorker> disk = open_disk_tier();
   const int64_t before = disk->stats().n_blocks;
   ASSERT_GT(before, 0);
   EngineUnderTest e(EngineSetup{.disk_tier = disk.get()});

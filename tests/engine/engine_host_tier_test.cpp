@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/engine/engine_test_support.h"
-#include "tiering/tier_worker.h"
+#include "tiering/disk_worker.h"
 
 namespace strata {
 namespace {
@@ -69,7 +69,7 @@ TEST_F(EngineHostAndDiskTierTest, ARestartedEngineBringsThePromptUpFromDiskThrou
   const GenerateRequest r = request_for(31, 300, 12);
   const Outcome cold = run_alone({r})[0];
   {
-    std::unique_ptr<TierWorker> disk = open_disk_tier();
+    std::unique_ptr<DiskWorker> disk = open_disk_tier();
     EngineUnderTest e(EngineSetup{.n_kv_blocks = kComputeBlocks, .disk_tier = disk.get(),
                                   .n_host_blocks = kHostBlocks});
     EXPECT_EQ(run_one(e, r).tokens, cold.tokens);
@@ -77,7 +77,7 @@ TEST_F(EngineHostAndDiskTierTest, ARestartedEngineBringsThePromptUpFromDiskThrou
     disk->wait_idle();
     EXPECT_EQ(disk->stats().n_blocks, 19);
   }
-  std::unique_ptr<TierWorker> disk = open_disk_tier();
+  std::unique_ptr<DiskWorker> disk = open_disk_tier();
   EngineUnderTest e(EngineSetup{.n_kv_blocks = kComputeBlocks, .disk_tier = disk.get(),
                                 .n_host_blocks = kHostBlocks});
   const Outcome warm = run_one(e, r);

@@ -69,7 +69,7 @@ TEST(EngineTest, FinalEventCarriesUsageAndText) {
     EXPECT_EQ(ev.logprobs[0].id, ev.token_ids[0]);
     tokens.push_back(ev.token_ids[0]);
   }
-  EXPECT_EQ(*events.back().finish, EngineFinish::kLength);
+  EXPECT_EQ(*events.back().finish, FinishReason::kLength);
   EXPECT_EQ(events.back().usage.prompt_tokens, 20);
   EXPECT_EQ(events.back().usage.completion_tokens, 12);
   std::string text;
@@ -123,7 +123,7 @@ TEST(EngineTest, BatchedGreedyOutputEqualsAlone) {
   for (int i = 0; i < 32; ++i) {
     EXPECT_EQ(together[i].tokens, alone[static_cast<size_t>(i)].tokens) << "request " << i;
     EXPECT_EQ(together[i].text, alone[static_cast<size_t>(i)].text) << "request " << i;
-    EXPECT_EQ(*together[i].finish, EngineFinish::kLength);
+    EXPECT_EQ(*together[i].finish, FinishReason::kLength);
     EXPECT_EQ(together[i].usage.completion_tokens, 16);
   }
   EXPECT_EQ(e.shut_down().n_generated_tokens, 32 * 16);
@@ -264,14 +264,14 @@ TEST(EngineTest, CancelMidPrefillAndMidDecodeFreesBlocks) {
     decode_events(ev);  // last: after the final event the test may end
   });
   std::map<int, Outcome> out = c.wait(1);
-  EXPECT_EQ(*out[1].finish, EngineFinish::kCancelled);
+  EXPECT_EQ(*out[1].finish, FinishReason::kCancelled);
   EXPECT_EQ(out[1].usage.completion_tokens, 3);
   EXPECT_EQ(out[1].tokens.size(), 3u);
 
   Collector c2;
   engine->submit(request_for(2, 2000, 8), c2.callback(2));
   std::map<int, Outcome> out2 = c2.wait(1);
-  EXPECT_EQ(*out2[2].finish, EngineFinish::kCancelled);
+  EXPECT_EQ(*out2[2].finish, FinishReason::kCancelled);
   EXPECT_EQ(out2[2].usage.completion_tokens, 0);
   EXPECT_TRUE(out2[2].tokens.empty());
   engine->cancel(12345);  // unknown: ignored

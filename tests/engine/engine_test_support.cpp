@@ -9,10 +9,11 @@
 #include <thread>
 
 #include "engine/cpu/cpu_runtime.h"
-#include "engine/gguf/gguf_writer.h"
+#include "engine/kv_sizing.h"
+#include "model/gguf/gguf_writer.h"
 #include "engine/model_fingerprint.h"
-#include "service/dev/hf_tokenizer_import.h"
-#include "service/dev/random_model.h"
+#include "dev/hf_tokenizer_import.h"
+#include "dev/random_model.h"
 
 namespace strata::testing {
 
@@ -106,9 +107,11 @@ void DiskTierTest::SetUp() {
 
 void DiskTierTest::TearDown() { std::filesystem::remove_all(dir_); }
 
-std::unique_ptr<TierWorker> DiskTierTest::open_disk_tier(bool persist) {
-  CpuRuntime probe(test_model(), CpuRuntimeOptions{.n_kv_blocks = 1, .n_threads = 1});
-  return std::make_unique<TierWorker>(DiskTierOptions{
+std::unique_ptr<DiskWorker> DiskTierTest::open_disk_tier(bool persist) {
+  CpuRuntime probe(test_model(),
+                   CpuRuntimeOptions{.kv_layout = kv_layout_for(test_model().config()),
+                                     .n_kv_blocks = 1, .n_threads = 1});
+  return std::make_unique<DiskWorker>(DiskTierOptions{
       .dir = dir_, .block_bytes = probe.kv_layout().block_bytes(),
       .capacity_bytes = int64_t{64} << 20, .model = test_fingerprint(probe), .persist = persist});
 }
@@ -118,7 +121,9 @@ ModelFingerprint test_fingerprint(const ModelRuntime& runtime) {
 }
 
 EngineUnderTest::EngineUnderTest(const EngineSetup& setup)
-    : runtime_(make_runtime(test_model(), RuntimeOptions{.n_kv_blocks = setup.n_kv_blocks,
+    : runtime_(make_runtime(test_model(), RuntimeOptions{.kv_layout = kv_layout_for(
+                                                             test_model().config()),
+                                                         .n_kv_blocks = setup.n_kv_blocks,
                                                          .n_host_blocks = setup.n_host_blocks,
                                                          .n_threads = 2,
                                                          .backend = setup.backend})) {

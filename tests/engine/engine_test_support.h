@@ -19,9 +19,9 @@
 
 #include "engine/model_runtime.h"
 #include "engine/engine.h"
-#include "engine/model/loaded_model.h"
+#include "model/loaded_model.h"
 #include "tests/tiering/thread_copier.h"
-#include "tiering/tier_worker.h"
+#include "tiering/disk_worker.h"
 
 namespace strata::testing {
 
@@ -36,7 +36,7 @@ struct Outcome {
   std::vector<SampledToken> logprobs;  // when the request asked for them
   std::string text;
   int n_events = 0;
-  std::optional<EngineFinish> finish;
+  std::optional<FinishReason> finish;
   Usage usage;
 };
 
@@ -60,7 +60,7 @@ struct EngineSetup {
   int64_t n_kv_blocks = 1024;
   SchedulerOptions scheduler{};
   std::function<void(const StepReport&)> on_step = nullptr;
-  TierWorker* disk_tier = nullptr;
+  DiskWorker* disk_tier = nullptr;
   BackendChoice backend = BackendChoice::kCpu;
   // > 0: a host tier (T1) of this many blocks below the compute tier, as on
   // a GPU. On the CPU backend the "device" is then the CPU's own pool,
@@ -99,7 +99,7 @@ class DiskTierTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
   // A disk tier (T2) in the folder for CPU engines on the test model.
-  std::unique_ptr<TierWorker> open_disk_tier(bool persist = true);
+  std::unique_ptr<DiskWorker> open_disk_tier(bool persist = true);
 
   std::filesystem::path dir_;
 };

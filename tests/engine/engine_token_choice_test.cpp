@@ -12,7 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/sampler/candidate_selection.h"
+#include "engine/kv_sizing.h"
+#include "kernels/sampling/candidate_selection.h"
 #include "tests/engine/engine_test_support.h"
 
 namespace strata {
@@ -126,7 +127,8 @@ std::map<int, testing::Outcome> run(Backend& backend, BlockPool& blocks,
 
 TEST(EngineTokenChoiceTest, ChoosingBackendGetsTheSamplersStateAndItsTokensGoOut) {
   const auto runtime = make_runtime(
-      test_model(), RuntimeOptions{.n_kv_blocks = 1024, .n_threads = 2,
+      test_model(), RuntimeOptions{.kv_layout = kv_layout_for(test_model().config()),
+                                   .n_kv_blocks = 1024, .n_threads = 2,
                                    .backend = BackendChoice::kCpu});
   SchedulerOptions scheduler;
   scheduler.model_fingerprint = test_fingerprint(*runtime);

@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-#include "engine/gguf/gguf_writer.h"
+#include "model/gguf/gguf_writer.h"
 
 namespace strata {
 namespace {

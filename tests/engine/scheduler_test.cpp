@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tiering/block_pool.h"
 #include "tiering/prefix_cache.h"
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "engine/gguf/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "tests/fuzz/gguf_invariants.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

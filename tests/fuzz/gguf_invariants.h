@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "engine/gguf/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 
 namespace strata {
 

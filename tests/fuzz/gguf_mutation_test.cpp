@@ -9,7 +9,7 @@
 #include <random>
 
 #include "common/str_cat.h"
-#include "engine/gguf/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "tests/fuzz/gguf_invariants.h"
 #include "tests/fuzz/gguf_seed_files.h"
 

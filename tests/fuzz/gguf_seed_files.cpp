@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "common/str_cat.h"
-#include "engine/gguf/gguf_writer.h"
+#include "model/gguf/gguf_writer.h"
 
 namespace strata {
 namespace {

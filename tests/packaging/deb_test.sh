@@ -5,11 +5,13 @@
 # as a user would, upgrades (conffile handling), checks the units with
 # systemd-analyze, runs the installed strata as its service would
 # (serve_in_root.sh), then removes and purges it.
-#   deb_test.sh BINARY WORK_DIR      (as root: chroot, mount, debootstrap)
+#   deb_test.sh BINARY DEV_BINARY WORK_DIR   (as root: chroot, mount, debootstrap)
+# DEV_BINARY is the build's strata-dev, which writes the test model.
 set -euo pipefail
 
 binary="$1"
-work="$2"
+dev_binary="$2"
+work="$3"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 source "$here/expect.sh"
@@ -95,7 +97,7 @@ step "systemd-analyze"
 "$here/unit_checks.sh" "$root"
 
 step "a model added as the README says, and an edited config"
-"$binary" dev make-model --tokenizer llama3 --hidden 64 --layers 2 --heads 4 --kv-heads 2 \
+"$dev_binary" make-model --tokenizer llama3 --hidden 64 --layers 2 --heads 4 --kv-heads 2 \
   --ffn 128 --type q8_0 -o "$work/tiny.gguf" >/dev/null
 install -m 0644 "$work/tiny.gguf" "$root/var/lib/strata/models/tiny.gguf"
 sed -i 's|^model = .*|model = tiny.gguf|' "$root/etc/strata/strata.conf"

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "service/client/daemon_client.h"
-#include "tests/service/strata_command.h"
+#include "tests/support/strata_command.h"
 
 namespace {
 
@@ -189,8 +189,8 @@ class ChatCommandTest : public testing::Test {
   static void SetUpTestSuite() {
     model_ = strata::testing::test_model_path("chat_command_llama2.gguf");
     CommandResult made =
-        run_shell(kStrata +
-                  " dev make-model --tokenizer llama2 --hidden 64 --layers 2"
+        run_shell(strata::testing::strata_dev_binary() +
+                  " make-model --tokenizer llama2 --hidden 64 --layers 2"
                   " --heads 4 --kv-heads 2 --ffn 128 --ctx 4096 --type q8_0 --seed 3 -o " +
                   model_);
     ASSERT_EQ(made.exit_code, 0) << made.errors;

@@ -7,12 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/service/strata_command.h"
+#include "tests/support/strata_command.h"
 
 namespace {
 
 using strata::testing::CommandResult;
 using strata::testing::run_strata;
+using strata::testing::run_strata_dev;
 
 std::string temp_model(const std::string& name) { return strata::testing::test_model_path(name); }
 
@@ -33,7 +34,7 @@ TEST_P(MakeModelTest, WritesModelThatInfoDescribes) {
   std::string path =
       temp_model(std::string("cli_") + c.arch + "_" + c.tokenizer + "_" + c.type + ".gguf");
   CommandResult made =
-      run(std::string("dev make-model --arch ") + c.arch + " --tokenizer " + c.tokenizer +
+      run_strata_dev(std::string("make-model --arch ") + c.arch + " --tokenizer " + c.tokenizer +
           " --hidden 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --ctx 1024 --type " + c.type +
           " --seed 7 -o " + path);
   ASSERT_EQ(made.exit_code, 0) << made.errors;
@@ -63,9 +64,10 @@ TEST_P(MakeModelTest, WritesModelThatInfoDescribes) {
 
   // The same seed gives the same bytes.
   std::string again = path + ".again.gguf";
-  ASSERT_EQ(run(std::string("dev make-model --arch ") + c.arch + " --tokenizer " + c.tokenizer +
-                " --hidden 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --ctx 1024 --type " +
-                c.type + " --seed 7 -o " + again)
+  ASSERT_EQ(run_strata_dev(std::string("make-model --arch ") + c.arch + " --tokenizer " +
+                           c.tokenizer +
+                           " --hidden 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 --ctx 1024"
+                           " --type " + c.type + " --seed 7 -o " + again)
                 .exit_code,
             0);
   EXPECT_EQ(strata::testing::read_file(path), strata::testing::read_file(again));
@@ -87,7 +89,7 @@ TEST(CliTest, ChatTemplateFileReplacesTheTokenizers) {
   std::string path = temp_model("cli_llama2_template.gguf");
   std::string tmpl = std::string(STRATA_SOURCE_DIR) + "/tests/data/chat_templates/llama2.jinja";
   CommandResult made =
-      run("dev make-model --tokenizer llama2 --chat-template " + tmpl + " -o " + path);
+      run_strata_dev("make-model --tokenizer llama2 --chat-template " + tmpl + " -o " + path);
   ASSERT_EQ(made.exit_code, 0) << made.errors;
   CommandResult info = run("info --json " + path);
   ASSERT_EQ(info.exit_code, 0) << info.errors;
@@ -96,7 +98,7 @@ TEST(CliTest, ChatTemplateFileReplacesTheTokenizers) {
 
 TEST(CliTest, TokenizePrintsIdsAsJsonArray) {
   std::string path = temp_model("cli_tokenize_llama3.gguf");
-  ASSERT_EQ(run("dev make-model --tokenizer llama3 -o " + path).exit_code, 0);
+  ASSERT_EQ(run_strata_dev("make-model --tokenizer llama3 -o " + path).exit_code, 0);
   CommandResult plain = run("tokenize " + path + " 'Hello world<|eot_id|>'");
   ASSERT_EQ(plain.exit_code, 0) << plain.errors;
   nlohmann::json ids = nlohmann::json::parse(plain.output);
@@ -124,7 +126,7 @@ TEST(CliTest, BadInputGivesClearErrors) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.errors.find("magic"), std::string::npos) << bad.errors;
 
-  CommandResult bad_type = run("dev make-model --type q3_k -o " + temp_model("never.gguf"));
+  CommandResult bad_type = run_strata_dev("make-model --type q3_k -o " + temp_model("never.gguf"));
   EXPECT_NE(bad_type.exit_code, 0);
   EXPECT_NE(bad_type.errors.find("--type q3_k"), std::string::npos) << bad_type.errors;
 }

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "tests/service/strata_command.h"
+#include "tests/support/strata_command.h"
 
 namespace {
 
@@ -30,8 +30,8 @@ class RunCommandTest : public testing::Test {
   static void SetUpTestSuite() {
     model_ = strata::testing::test_model_path("run_command_qwen3.gguf");
     CommandResult made =
-        run_shell(kStrata +
-                  " dev make-model --arch qwen3 --tokenizer qwen3 --hidden 128"
+        run_shell(strata::testing::strata_dev_binary() +
+                  " make-model --arch qwen3 --tokenizer qwen3 --hidden 128"
                   " --layers 2 --heads 4 --kv-heads 2 --ffn 256 --ctx 256 --type q8_0"
                   " --seed 5 -o " +
                   model_);
@@ -119,7 +119,8 @@ TEST_F(RunCommandTest, CtrlCStopsGenerationCleanly) {
   // signal comes: 8,000 tokens take many seconds.
   const std::string model = strata::testing::test_model_path("run_command_long_ctx.gguf");
   CommandResult made =
-      run_shell(kStrata + " dev make-model --hidden 64 --layers 1 --ctx 8192 -o " + model);
+      run_shell(strata::testing::strata_dev_binary() +
+                " make-model --hidden 64 --layers 1 --ctx 8192 -o " + model);
   ASSERT_EQ(made.exit_code, 0) << made.errors;
   const std::string err =
       (std::filesystem::temp_directory_path() / "strata_run_test_sigint").string();

@@ -26,8 +26,8 @@ std::string slow_model() {
   const std::string path = strata::testing::test_model_path("web_ui_slow_llama2.gguf");
   if (!std::filesystem::exists(path)) {
     const std::string temp = path + ".tmp";
-    CommandResult made = strata::testing::run_strata(
-        "dev make-model --tokenizer llama2 --hidden 256 --layers 6 --heads 4 --kv-heads 2 "
+    CommandResult made = strata::testing::run_strata_dev(
+        "make-model --tokenizer llama2 --hidden 256 --layers 6 --heads 4 --kv-heads 2 "
         "--ffn 768 --ctx 8192 --type q8_0 --seed 5 -o " +
         temp);
     if (made.exit_code != 0) throw std::runtime_error("make-model failed: " + made.errors);

@@ -2,7 +2,7 @@
 """Checks that Strata's tokenizer and @lenml/tokenizers encode the same ids.
 
 The tokenizer is imported into a small random GGUF model by
-`strata dev make-model --tokenizer data/tokenizer` (the same importer that
+`strata-dev make-model --tokenizer data/tokenizer` (the same importer that
 writes the demo model), then every held-out document (plain text) and every
 held-out chat sample (special-token text parsed, `strata tokenize --special`)
 is encoded by `strata tokenize` and by @lenml/tokenizers (reference_ids.mjs).
@@ -23,6 +23,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument("--strata", default=os.path.join(here, "..", "..", "build", "service", "strata"))
+    parser.add_argument("--strata-dev", default=os.path.join(here, "..", "..", "build", "dev", "strata-dev"))
     parser.add_argument("--tokenizer", default=os.path.join(here, "data", "tokenizer"))
     parser.add_argument("--corpus", default=os.path.join(here, "data", "corpus"))
     args = parser.parse_args()
@@ -39,7 +40,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "tokenizer-only.gguf")
-        subprocess.run([args.strata, "dev", "make-model", "--tokenizer", args.tokenizer,
+        subprocess.run([args.strata_dev, "make-model", "--tokenizer", args.tokenizer,
                         "--hidden", "64", "--layers", "1", "--heads", "4", "--kv-heads", "2",
                         "--ffn", "64", "-o", model], check=True, capture_output=True)
         lines = "".join(json.dumps({"text": t}) + "\n" for t, _ in texts)

@@ -5,7 +5,7 @@ Loads the checkpoint train.py wrote (config.json + safetensors shards) into
 train.py's PyTorch Llama, and greedily continues a few plain and ChatML
 prompts (up to --tokens tokens, stopping at <|endoftext|> or <|im_end|>) on
 the prompt ids `strata run --json` reports; then compares with the tokens
-Strata generated from a GGUF that `strata dev import-weights` wrote from the
+Strata generated from a GGUF that `strata-dev import-weights` wrote from the
 same checkpoint. Export the GGUF with --type f32 for this check: quantized
 weights may flip near ties. Exits 1 when any continuation differs.
 """

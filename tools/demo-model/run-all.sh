@@ -6,16 +6,18 @@
 #   4. check_tokenizer.py: Strata's tokenizer and @lenml/tokenizers agree
 #   5. shape_data.py + tokenize_samples.mjs: data/gpu/{train,val}.{bin,json}
 #   6. make_heldout_sample.py: tests/data/demo_model_heldout.json
-# Then scripts/gpu-train-demo.sh trains on the GPU machine (README.md says
-# how), and `strata dev import-weights` writes models/strata-demo.gguf.
+# Then bench/gpu/train-demo.sh trains on the GPU machine (README.md says
+# how), and `strata-dev import-weights` writes models/strata-demo.gguf.
 #
 # Environment: STRATA (the strata binary, default build/service/strata),
-# PYTHON (default /usr/bin/python3: Debian's, with python3-regex).
+# STRATA_DEV (the strata-dev binary, default build/dev/strata-dev), PYTHON
+# (default /usr/bin/python3: Debian's, with python3-regex).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 STRATA="${STRATA:-$repo/build/service/strata}"
+STRATA_DEV="${STRATA_DEV:-$repo/build/dev/strata-dev}"
 cd "$here"
 
 stamp=node_modules/.package-lock.json
@@ -24,7 +26,7 @@ if [[ ! -f $stamp || package-lock.json -nt $stamp ]]; then
 fi
 "$PYTHON" extract_corpus.py
 "$PYTHON" train_tokenizer.py
-"$PYTHON" check_tokenizer.py --strata "$STRATA"
+"$PYTHON" check_tokenizer.py --strata "$STRATA" --strata-dev "$STRATA_DEV"
 "$PYTHON" shape_data.py
 mkdir -p data/gpu
 node tokenize_samples.mjs --tokenizer data/tokenizer --samples data/train_samples.jsonl --out data/gpu/train

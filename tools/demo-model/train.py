@@ -4,7 +4,7 @@
 The model is a plain Llama in Hugging Face's layout and names (RMSNorm, RoPE
 rotating halves as transformers does, SwiGLU, grouped-query attention, tied
 embeddings by default), so its weights load into transformers'
-LlamaForCausalLM unchanged and `strata dev import-weights` converts them to
+LlamaForCausalLM unchanged and `strata-dev import-weights` converts them to
 GGUF as llama.cpp converts any HF Llama (Q/K rows permuted for GGUF's RoPE).
 
 Training runs for a fixed time budget (--minutes), not a step count: after
@@ -15,8 +15,7 @@ laid over exactly those steps. The held-out loss is measured every
 lowest held-out loss are the ones saved (a corpus of 1M words is overfitted
 long before a GPU's quarter hour is up).
 
-Output in --out (each file under --shard-mib, so they come back from the GPU
-machine's size-limited output folder):
+Output in --out (each file under --shard-mib MiB):
   config.json                        LlamaConfig as transformers writes it
   model-0000N-of-0000M.safetensors   bf16 weights, HF names, sharded
   model.safetensors.index.json       which shard holds which tensor

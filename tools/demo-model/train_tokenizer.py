@@ -28,7 +28,7 @@ import os
 
 import regex  # Debian's python3-regex: \p{L}, \p{N} as the Llama 3 regex needs
 
-# Llama 3's tokenizer.json Split regex (engine/tokenizer/pre_tokenizer.cpp: kLlama3Regex).
+# Llama 3's tokenizer.json Split regex (model/tokenizer/pre_tokenizer.cpp: kLlama3Regex).
 LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
                 r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]

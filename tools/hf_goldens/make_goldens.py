@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden logits from Hugging Face transformers for Strata's CPU forward pass.
 
-For each config below: `strata dev make-model` writes the model (F32 and F16)
+For each config below: `strata-dev make-model` writes the model (F32 and F16)
 with seeded random weights; this script reads the same GGUF files with its own
 reader, loads the weights into the transformers model of that architecture
 (undoing llama.cpp's Q/K row permutation for llama), runs fixed prompts in
@@ -9,7 +9,7 @@ float64, and records logits at every prompt position and a 32-token greedy
 continuation. A seed is accepted only when every greedy choice wins by a clear
 margin, so float32 rounding in Strata cannot flip a near tie.
 
-Run on the GPU machine (it has torch and transformers): scripts/gpu-goldens.sh.
+Run on the GPU machine (it has torch and transformers): bench/gpu/goldens.sh.
 Output: tests/data/hf_goldens.json (committed).
 """
 import argparse
@@ -49,7 +49,7 @@ MIN_MARGIN = 2e-3  # logit gap between the top two choices at every greedy step
 
 
 def make_model_args(cfg, seed):
-    """`strata dev make-model` arguments, less --type and -o."""
+    """`strata-dev make-model` arguments, less --type and -o."""
     args = ["--arch", cfg["arch"], "--tokenizer", cfg["tokenizer"], "--hidden", str(cfg["hidden"]),
             "--layers", str(cfg["layers"]), "--heads", str(cfg["heads"]),
             "--kv-heads", str(cfg["kv_heads"]), "--ffn", str(cfg["ffn"]), "--ctx", str(cfg["ctx"]),
@@ -173,7 +173,7 @@ def position_record(logits_row, random_ids):
     return {"ids": ids, "logits": [round(float(logits_row[i]), 6) for i in ids]}
 
 
-def golden_for_config(cfg, strata, tokenizer_dirs, work, base_seed):
+def golden_for_config(cfg, strata_dev, tokenizer_dirs, work, base_seed):
     from tokenizers import Tokenizer
     tokenizer = Tokenizer.from_file(os.path.join(tokenizer_dirs[cfg["tokenizer"]], "tokenizer.json"))
     for seed in range(base_seed, base_seed + 20):
@@ -182,7 +182,7 @@ def golden_for_config(cfg, strata, tokenizer_dirs, work, base_seed):
             args = make_model_args(cfg, seed) + ["--type", wtype]
             args[args.index("--tokenizer") + 1] = tokenizer_dirs[cfg["tokenizer"]]
             paths[wtype] = os.path.join(work, f"{cfg['name']}_{wtype}.gguf")
-            subprocess.run([strata, "dev", "make-model", *args, "-o", paths[wtype]], check=True)
+            subprocess.run([strata_dev, "make-model", *args, "-o", paths[wtype]], check=True)
         rng = np.random.default_rng(seed)
         prompts, worst = [], float("inf")
         models = {w: load_hf_model(cfg, p) for w, p in paths.items()}
@@ -207,7 +207,7 @@ def golden_for_config(cfg, strata, tokenizer_dirs, work, base_seed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--strata", required=True, help="path to the strata binary")
+    parser.add_argument("--strata-dev", required=True, help="path to the strata-dev binary")
     parser.add_argument("--tokenizers", required=True,
                         help="folder holding tokenizer-NAME/models/tokenizer.json")
     parser.add_argument("--work", default="/tmp/strata-goldens")
@@ -221,7 +221,7 @@ def main():
                "transformers": transformers.__version__, "torch": torch.__version__,
                "dtype": "float64", "models": []}
     for cfg in CONFIGS:
-        goldens["models"].append(golden_for_config(cfg, args.strata, tokenizer_dirs, args.work, 11))
+        goldens["models"].append(golden_for_config(cfg, args.strata_dev, tokenizer_dirs, args.work, 11))
     with open(args.output, "w") as f:
         json.dump(goldens, f, separators=(",", ":"))
     print(f"wrote {args.output}")

@@ -1,15 +1,15 @@
-#include "engine/model/model_weights.h"
+#include "model/model_weights.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "engine/gguf/gguf_file.h"
-#include "engine/gguf/gguf_writer.h"
-#include "engine/model/model_tensors.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_writer.h"
+#include "model/model_tensors.h"
 #include "kernels/cpu/quantize.h"
-#include "service/dev/random_model.h"
+#include "dev/random_model.h"
 #include "tiny_model.h"
 
 namespace strata::testing {

@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/gguf/gguf_file.h"
-#include "engine/model/model_config.h"
+#include "model/gguf/gguf_file.h"
+#include "model/model_config.h"
 
 namespace strata::testing {
 

@@ -4,9 +4,10 @@
 #include <random>
 
 #include "common/check.h"
-#include "engine/gguf/gguf_writer.h"
-#include "engine/model/model_config.h"
-#include "service/dev/random_model.h"
+#include "engine/kv_sizing.h"
+#include "model/gguf/gguf_writer.h"
+#include "model/model_config.h"
+#include "dev/random_model.h"
 
 namespace strata::testing {
 namespace {
@@ -60,7 +61,7 @@ TinyModel::TinyModel(const TinyModelOptions& options)
 
 Harness::Harness(const TinyModel& model, WeightType kv_dtype, int64_t block_tokens,
                  int64_t n_blocks, int n_threads)
-    : layout(KvLayout::for_model(model.config, block_tokens, kv_dtype)),
+    : layout(kv_layout_for(model.config, block_tokens, kv_dtype)),
       blocks(layout.block_bytes(), n_blocks),
       threads(n_threads),
       backend(model.weights, layout, blocks, threads) {}

@@ -7,10 +7,10 @@
 
 #include "common/thread_pool.h"
 #include "engine/cpu/cpu_backend.h"
-#include "engine/gguf/gguf_file.h"
-#include "engine/kv_layout.h"
-#include "engine/model/model_config.h"
-#include "engine/model/model_weights.h"
+#include "model/gguf/gguf_file.h"
+#include "kernels/kv_layout.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
 #include "kernels/weight_type.h"
 #include "tiering/block_pool.h"
 

@@ -13,9 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "engine/cuda/cuda_block_copier.h"
+#include "engine/kv_sizing.h"
+#include "gpu/cuda_block_copier.h"
 #include "engine/cuda/cuda_model_weights.h"
-#include "kernels/cuda/host_registration.h"
+#include "gpu/host_registration.h"
 #include "tests/engine/cpu/reference_model.h"
 #include "tests/engine/cpu/tiny_model.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
@@ -27,7 +28,7 @@ namespace {
 struct CudaHarness {
   CudaHarness(const TinyModel& model, WeightType kv_dtype, int64_t block_tokens = 8,
               int64_t n_blocks = 64, bool use_graphs = true, bool fuse = true)
-      : layout(KvLayout::for_model(model.config, block_tokens, kv_dtype)),
+      : layout(kv_layout_for(model.config, block_tokens, kv_dtype)),
         blocks(layout.block_bytes(), n_blocks),
         weights(model.weights, fuse),
         backend(weights, model.config, layout, blocks, use_graphs) {}

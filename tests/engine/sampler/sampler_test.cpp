@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "engine/sampler/xoshiro256.h"
+#include "kernels/sampling/xoshiro256.h"
 
 namespace strata {
 namespace {

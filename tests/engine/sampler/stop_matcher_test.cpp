@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/sampler/xoshiro256.h"
+#include "kernels/sampling/xoshiro256.h"
 
 namespace strata {
 namespace {

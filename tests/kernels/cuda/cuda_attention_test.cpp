@@ -21,10 +21,10 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/cuda/cuda_kv_arena.h"
-#include "engine/kv_layout.h"
+#include "kernels/cuda/cuda_kv_arena.h"
+#include "kernels/kv_layout.h"
 #include "kernels/cpu/attention.h"
-#include "kernels/cuda/cuda_check.h"
+#include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/fp16.h"

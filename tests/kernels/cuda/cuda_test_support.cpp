@@ -6,8 +6,8 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/gpu_devices.h"
+#include "gpu/cuda_check.h"
+#include "gpu/gpu_devices.h"
 
 namespace strata::testing {
 

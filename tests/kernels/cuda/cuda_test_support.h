@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/cuda/device_buffer.h"
+#include "gpu/device_buffer.h"
 
 namespace strata::testing {
 

@@ -1,8 +1,8 @@
-// cuda_choose_tokens against the CPU Sampler (engine/sampler/sampler.h) on the
-// same rows: greedy, sampled with each truncation, log-probabilities,
+// cuda_choose_tokens against the CPU reference (kernels/sampling/token_chooser.h)
+// on the same rows: greedy, sampled with each truncation, log-probabilities,
 // penalties and non-finite logits. A sampled row's uniform is the first
-// uniform01() of the seed the CPU Sampler gets, so both draw at the same
-// point. Each test skips without a CUDA device.
+// uniform01() of its seed's generator, as the engine's Sampler would draw it,
+// so both draw at the same point. Each test skips without a CUDA device.
 #include "kernels/cuda/cuda_token_choice.h"
 
 #include <gtest/gtest.h>
@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/sampler/candidate_selection.h"
-#include "engine/sampler/logit_penalizer.h"
-#include "engine/sampler/sampler.h"
-#include "engine/sampler/sampling_params.h"
-#include "engine/sampler/xoshiro256.h"
-#include "kernels/cuda/device_buffer.h"
+#include "kernels/sampling/candidate_selection.h"
+#include "kernels/sampling/logit_penalizer.h"
+#include "kernels/sampling/sampling_params.h"
+#include "kernels/sampling/token_chooser.h"
+#include "kernels/sampling/xoshiro256.h"
+#include "gpu/device_buffer.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
 
 namespace strata {
@@ -77,7 +77,7 @@ bool is_greedy(const SamplingParams& p) {
   return p.temperature < SamplingParams::kGreedyTemperature;
 }
 
-// The draw of a sampled row: the first uniform of the generator the CPU
+// The draw of a sampled row: the first uniform of the generator the engine's
 // Sampler seeds with the same seed.
 double first_uniform(uint64_t seed) { return Xoshiro256(seed).uniform01(); }
 
@@ -100,13 +100,7 @@ GpuResult choose_on_gpu(const Batch& batch) {
   for (const Choice& c : batch.choices) {
     const auto tokens = penalty_tokens(c);
     params.push_back({.row = c.row,
-                      .temperature = c.params.temperature,
-                      .top_k = c.params.top_k,
-                      .top_p = c.params.top_p,
-                      .min_p = c.params.min_p,
-                      .repetition_penalty = c.params.repetition_penalty,
-                      .frequency_penalty = c.params.frequency_penalty,
-                      .presence_penalty = c.params.presence_penalty,
+                      .sampling = c.params,
                       .penalties_begin = static_cast<int32_t>(penalties.size()),
                       .n_penalties = static_cast<int32_t>(tokens.size()),
                       .n_logprobs = c.with_logprobs ? c.params.n_logprobs : -1,
@@ -130,7 +124,15 @@ GpuResult choose_on_gpu(const Batch& batch) {
 }
 
 SampledToken choose_on_cpu(const Batch& batch, const Choice& c) {
-  return Sampler(c.params).sample(batch.row(c.row), c.prompt, c.generated, c.with_logprobs);
+  const std::span<const float> row = batch.row(c.row);
+  TokenChoice choice{.params = c.params,
+                     .with_logprobs = c.with_logprobs,
+                     .uniform = is_greedy(c.params) ? 0.0 : first_uniform(c.params.seed)};
+  LogitPenalizer({.repetition_penalty = c.params.repetition_penalty,
+                  .frequency_penalty = c.params.frequency_penalty,
+                  .presence_penalty = c.params.presence_penalty})
+      .list(c.prompt, c.generated, row.size(), choice.penalties);
+  return TokenChooser().choose(row, choice);
 }
 
 std::string describe(const Choice& c) {
@@ -566,7 +568,7 @@ TEST(CudaTokenChoiceTest, NonFiniteLogits) {
   EXPECT_EQ(gpu.choices[0].status, CudaChoiceStatus::kNanLogit);
   EXPECT_EQ(gpu.choices[1].status, CudaChoiceStatus::kNoFiniteLogit);
   EXPECT_EQ(gpu.choices[2].status, CudaChoiceStatus::kNoFiniteLogit);
-  // The CPU Sampler rejects rows 0 to 2 (a check); the others it chooses from.
+  // The CPU reference rejects rows 0 to 2 (a check); the others it chooses from.
   const Batch finite{
       .n_vocab = n_vocab,
       .logits = batch.logits,

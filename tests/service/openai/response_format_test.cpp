@@ -33,7 +33,7 @@ TEST(ResponseFormatTest, ChatStreamWithIncludeUsage) {
   std::string sse = stream.on_event(token_event(1, "Hel"));
   sse += stream.on_event(token_event(2, "lo"));
   EngineEvent last = token_event(3, "!");
-  last.finish = EngineFinish::kStop;
+  last.finish = FinishReason::kStop;
   last.usage = {.prompt_tokens = 10, .cached_prompt_tokens = 4, .completion_tokens = 3};
   sse += stream.on_event(last);
   EXPECT_TRUE(stream.done());
@@ -71,7 +71,7 @@ TEST(ResponseFormatTest, ChatStreamWithIncludeUsage) {
 TEST(ResponseFormatTest, StreamWithoutUsageHasNoUsageField) {
   ResponseStream stream(chat_context(), /*include_usage=*/false);
   EngineEvent last = token_event(1, "Hel");
-  last.finish = EngineFinish::kLength;
+  last.finish = FinishReason::kLength;
   std::string sse = stream.on_event(last);
   EXPECT_EQ(sse.find("usage"), std::string::npos);
   EXPECT_NE(sse.find(R"("finish_reason":"length")"), std::string::npos);
@@ -82,7 +82,7 @@ TEST(ResponseFormatTest, ErrorMidStream) {
   ResponseStream stream(chat_context(), /*include_usage=*/true);
   std::string sse = stream.on_event(token_event(1, "Hel"));
   EngineEvent failed;
-  failed.finish = EngineFinish::kError;
+  failed.finish = FinishReason::kError;
   failed.error = "out of memory";
   std::string tail = stream.on_event(failed);
   EXPECT_EQ(tail,
@@ -96,7 +96,7 @@ TEST(ResponseFormatTest, ChatCompletionWithCachedTokens) {
   CompletionResult result;
   accumulate(result, token_event(1, "Hel"));
   EngineEvent last = token_event(2, "lo");
-  last.finish = EngineFinish::kLength;
+  last.finish = FinishReason::kLength;
   last.usage = {.prompt_tokens = 20, .cached_prompt_tokens = 16, .completion_tokens = 2};
   accumulate(result, last);
   EXPECT_EQ(response_json(chat_context(), result),
@@ -124,7 +124,7 @@ TEST(ResponseFormatTest, ChatLogprobs) {
 TEST(ResponseFormatTest, CompletionLogprobsAndText) {
   CompletionResult result;
   result.text = "Hello";
-  result.finish = EngineFinish::kStop;
+  result.finish = FinishReason::kStop;
   result.usage = {.prompt_tokens = 3, .cached_prompt_tokens = 0, .completion_tokens = 2};
   result.logprobs = {{.id = 1, .logprob = -0.5f, .top = {{3, -0.25f}}},
                      {.id = 2, .logprob = -std::numeric_limits<float>::infinity(), .top = {}}};
@@ -149,7 +149,7 @@ TEST(ResponseFormatTest, CompletionStreamCarriesTextOffsets) {
   first.logprobs = {{.id = 1, .logprob = -1.0f, .top = {}}};
   EngineEvent second = token_event(2, "lo");
   second.logprobs = {{.id = 2, .logprob = -2.0f, .top = {}}};
-  second.finish = EngineFinish::kStop;
+  second.finish = FinishReason::kStop;
   std::string sse = stream.on_event(first);
   sse += stream.on_event(second);
   const std::string head =
@@ -176,10 +176,10 @@ TEST(ResponseFormatTest, PartialUtf8TokenIsReplacedInTextButKeptInBytes) {
 }
 
 TEST(ResponseFormatTest, FinishReasons) {
-  EXPECT_EQ(finish_reason(EngineFinish::kStop), "stop");
-  EXPECT_EQ(finish_reason(EngineFinish::kLength), "length");
-  EXPECT_EQ(finish_reason(EngineFinish::kCancelled), "abort");
-  EXPECT_EQ(finish_reason(EngineFinish::kError), "error");
+  EXPECT_EQ(finish_reason(FinishReason::kStop), "stop");
+  EXPECT_EQ(finish_reason(FinishReason::kLength), "length");
+  EXPECT_EQ(finish_reason(FinishReason::kCancelled), "abort");
+  EXPECT_EQ(finish_reason(FinishReason::kError), "error");
 }
 
 }  // namespace

@@ -128,8 +128,8 @@ std::string tiny_serve_model(int seed) {
   if (!std::filesystem::exists(path)) {
     // Written under a temporary name, then renamed: test programs run in parallel.
     const std::string temp = path + "." + std::to_string(getpid());
-    CommandResult made = run_strata(
-        "dev make-model --tokenizer llama2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 "
+    CommandResult made = run_strata_dev(
+        "make-model --tokenizer llama2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 "
         "--ffn 128 --ctx 1024 --type q8_0 --seed " + std::to_string(seed) + " -o " + temp);
     if (made.exit_code != 0) throw std::runtime_error("make-model failed: " + made.errors);
     std::filesystem::rename(temp, path);

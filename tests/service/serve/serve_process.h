@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/service/strata_command.h"
+#include "tests/support/strata_command.h"
 
 namespace strata::testing {
 

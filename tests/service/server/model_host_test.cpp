@@ -1,3 +1,4 @@
+#include "engine/kv_sizing.h"
 #include "service/server/model_host.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +13,7 @@
 #include <string>
 
 #include "common/str_cat.h"
-#include "engine/kv_layout.h"
+#include "kernels/kv_layout.h"
 #include "tests/service/server/tiny_model_file.h"
 
 namespace strata {
@@ -48,7 +49,7 @@ class ModelHostTest : public ::testing::Test {
   }
 
   static ModelHostOptions options(const std::string& file) {
-    return ModelHostOptions{.model_path = model(file), .max_running = 4, .threads = 2};
+    return ModelHostOptions{.model_path = model(file), .engine = {.max_running = 4, .threads = 2}};
   }
 
   static inline fs::path dir_;
@@ -60,7 +61,7 @@ int64_t block_bytes(WeightType kv_type = WeightType::kF16) {
   config.n_layers = 2;
   config.n_kv_heads = 2;
   config.head_dim = 16;
-  return KvLayout::for_model(config, KvLayout::kDefaultBlockTokens, kv_type).block_bytes();
+  return kv_layout_for(config, KvLayout::kDefaultBlockTokens, kv_type).block_bytes();
 }
 
 TEST_F(ModelHostTest, LoadingThenReady) {
@@ -92,7 +93,7 @@ TEST_F(ModelHostTest, LoadingThenReady) {
   });
   std::unique_lock lock(mutex);
   ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(60), [&] { return finished; }));
-  EXPECT_TRUE(last.finish == EngineFinish::kLength || last.finish == EngineFinish::kStop);
+  EXPECT_TRUE(last.finish == FinishReason::kLength || last.finish == FinishReason::kStop);
   EXPECT_EQ(last.usage.prompt_tokens, 3);
 }
 
@@ -107,7 +108,7 @@ TEST_F(ModelHostTest, OnDoneRunsAfterTheStateIsSet) {
 
 TEST_F(ModelHostTest, ContextLengthOptionCapsTheModels) {
   ModelHostOptions o = options("ctx8192.gguf");
-  o.context_length = 1000;
+  o.engine.context_length = 1000;
   ModelHost host(o);
   ASSERT_EQ(load(host), "");
   EXPECT_EQ(host.model().config().context_length, 8192);
@@ -117,7 +118,7 @@ TEST_F(ModelHostTest, ContextLengthOptionCapsTheModels) {
 
 TEST_F(ModelHostTest, ContextLengthOptionAboveTheModelsIsTheModels) {
   ModelHostOptions o = options("ctx2048.gguf");
-  o.context_length = 100000;
+  o.engine.context_length = 100000;
   ModelHost host(o);
   ASSERT_EQ(load(host), "");
   EXPECT_EQ(host.context_length(), 2048);
@@ -126,7 +127,7 @@ TEST_F(ModelHostTest, ContextLengthOptionAboveTheModelsIsTheModels) {
 TEST_F(ModelHostTest, KvCacheMibSizesTheCache) {
   ASSERT_EQ(block_bytes(), 4096);
   ModelHostOptions o = options("ctx2048.gguf");
-  o.host_cache_bytes = 3 << 20;
+  o.engine.host_cache_bytes = 3 << 20;
   ModelHost host(o);
   ASSERT_EQ(load(host), "");
   EXPECT_EQ(host.kv_blocks_total(), (int64_t{3} << 20) / block_bytes())
@@ -137,7 +138,8 @@ TEST_F(ModelHostTest, KvCacheMibSizesTheCache) {
 
 TEST_F(ModelHostTest, SmallKvCacheCapsTheContext) {
   ModelHostOptions o = options("ctx8192.gguf");
-  o.host_cache_bytes = 1 << 20;  // 256 blocks of 16 tokens: one sequence of at most 4096 tokens
+  // 256 blocks of 16 tokens: one sequence of at most 4096 tokens.
+  o.engine.host_cache_bytes = 1 << 20;
   ModelHost host(o);
   ASSERT_EQ(load(host), "");
   EXPECT_EQ(host.kv_blocks_total(), 256);
@@ -147,8 +149,8 @@ TEST_F(ModelHostTest, SmallKvCacheCapsTheContext) {
 TEST_F(ModelHostTest, KvTypeF32DoublesTheBlock) {
   ASSERT_EQ(block_bytes(WeightType::kF32), 8192);
   ModelHostOptions o = options("ctx8192.gguf");
-  o.host_cache_bytes = 1 << 20;
-  o.kv_type = WeightType::kF32;
+  o.engine.host_cache_bytes = 1 << 20;
+  o.engine.kv_type = WeightType::kF32;
   ModelHost host(o);
   ASSERT_EQ(load(host), "");
   EXPECT_EQ(host.kv_blocks_total(), 128);

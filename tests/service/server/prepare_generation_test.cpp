@@ -151,6 +151,18 @@ TEST(PrepareGenerationTest, MaxTokensDefaultsToTheRestOfTheContext) {
   EXPECT_EQ(prepared(kCompletions, completion_body(), limits(n_text + 1)).request.max_tokens, 1);
 }
 
+// The request limits (engine/request_limits.h) answer in the field's own name.
+TEST(PrepareGenerationTest, MaxTokensBelowOneNamesTheField) {
+  const ApiError chat = error_of(kChat, chat_body({{"max_tokens", 0}}));
+  EXPECT_EQ(chat.status, 400);
+  EXPECT_EQ(chat.param, "max_tokens");
+  EXPECT_EQ(chat.message, "max_tokens must be >= 1, got 0");
+  const ApiError newer = error_of(kChat, chat_body({{"max_completion_tokens", -3}}));
+  EXPECT_EQ(newer.param, "max_completion_tokens");
+  EXPECT_EQ(newer.message, "max_completion_tokens must be >= 1, got -3");
+  EXPECT_EQ(error_of(kCompletions, completion_body({{"max_tokens", -1}})).param, "max_tokens");
+}
+
 TEST(PrepareGenerationTest, ContextLengthExceededWithMaxTokens) {
   const int64_t n_chat = chat_prompt_tokens();
   const int64_t context = n_chat + 5;

@@ -1,0 +1,35 @@
+#include "model/model_summary.h"
+
+#include "model/chat/chat_format.h"
+#include "model/gguf/gguf_file.h"
+
+namespace strata {
+
+ModelSummary summarize_model(const GgufFile& file) {
+  ModelSummary summary;
+  summary.config = read_model_config(file);
+  summary.arch = std::string(architecture_name(summary.config.arch));
+  if (const std::string* name = file.find_string("general.name")) summary.name = *name;
+  summary.gguf_version = file.version();
+  for (const GgufTensorInfo& tensor : file.tensors()) {
+    summary.n_params += tensor.n_elems;
+    summary.n_weight_bytes += tensor.n_bytes;
+    summary.tensor_types[std::string(weight_type_name(tensor.type))] += 1;
+  }
+
+  const std::string* tokenizer = file.find_string("tokenizer.ggml.model");
+  summary.tokenizer = tokenizer ? *tokenizer : "none";
+  if (const GgufValue* tokens = file.find("tokenizer.ggml.tokens")) {
+    if (const GgufArray* array = tokens->as_array()) {
+      summary.vocab_size = static_cast<int64_t>(array->items.size());
+    }
+  }
+
+  const std::string* chat_template = file.find_string("tokenizer.chat_template");
+  ChatFormat detection = detect_chat_format(chat_template ? *chat_template : "");
+  summary.chat_format = std::string(chat_family_name(detection.family));
+  summary.chat_format_is_fallback = detection.is_fallback;
+  return summary;
+}
+
+}  // namespace strata
