@@ -6,18 +6,18 @@
 #include <memory>
 #include <random>
 
-#include "engine/cpu/cpu_runtime.h"
-#include "engine/kv_sizing.h"
-#include "engine/model_runtime.h"
-#include "engine/engine.h"
-#include "engine/completion.h"
-#include "engine/model_engine.h"
-#include "model/loaded_model.h"
-#include "kernels/cpu/cpu_features.h"
-#include "bench/memory_read_rate.h"
-#include "bench/gpu_ceilings.h"
 #include "bench/concurrency_bench.h"
+#include "bench/gpu_ceilings.h"
+#include "bench/memory_read_rate.h"
 #include "bench/tiers_bench.h"
+#include "engine/completion.h"
+#include "engine/cpu/cpu_runtime.h"
+#include "engine/engine.h"
+#include "engine/kv_sizing.h"
+#include "engine/model_engine.h"
+#include "engine/model_runtime.h"
+#include "kernels/cpu/cpu_features.h"
+#include "model/loaded_model.h"
 
 namespace strata {
 namespace {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "bench/gpu_ceilings.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_buffer.h"
-#include "bench/gpu_ceilings.h"
 
 namespace strata {
 namespace {

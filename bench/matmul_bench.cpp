@@ -36,9 +36,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/memory_read_rate.h"
 #include "common/thread_pool.h"
 #include "kernels/cpu/cpu_features.h"
-#include "bench/memory_read_rate.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/weight_type.h"

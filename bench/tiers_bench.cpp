@@ -20,15 +20,15 @@
 #include <system_error>
 #include <thread>
 
+#include "bench/gpu_ceilings.h"
 #include "common/log.h"
 #include "common/str_cat.h"
 #include "engine/cpu/cpu_runtime.h"
 #include "engine/engine.h"
 #include "engine/kv_sizing.h"
-#include "kernels/kv_layout.h"
 #include "engine/model_fingerprint.h"
 #include "engine/model_runtime.h"
-#include "bench/gpu_ceilings.h"
+#include "kernels/kv_layout.h"
 #include "tiering/block_hash.h"
 #include "tiering/block_pool.h"
 #include "tiering/disk_store.h"

@@ -32,10 +32,10 @@
 #include <string>
 #include <vector>
 
-#include "model/loaded_model.h"
 #include "engine/model_runtime.h"
-#include "model/tokenizer/vocab.h"
 #include "kernels/weight_type.h"
+#include "model/loaded_model.h"
+#include "model/tokenizer/vocab.h"
 
 namespace strata {
 

@@ -7,10 +7,10 @@
 
 #include "common/log.h"
 #include "common/str_cat.h"
-#include "model/gguf/gguf_writer.h"
-#include "model/model_tensors.h"
 #include "dev/random_model.h"
 #include "dev/safetensors_reader.h"
+#include "model/gguf/gguf_writer.h"
+#include "model/model_tensors.h"
 
 namespace strata {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model_config.h"
 #include "kernels/weight_type.h"
+#include "model/model_config.h"
 
 namespace strata {
 

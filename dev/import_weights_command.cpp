@@ -7,10 +7,10 @@
 
 #include "common/log.h"
 #include "common/str_cat.h"
-#include "model/gguf/gguf_writer.h"
 #include "dev/hf_tokenizer_import.h"
 #include "dev/hf_weights_import.h"
 #include "dev/safetensors_reader.h"
+#include "model/gguf/gguf_writer.h"
 
 namespace strata {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "common/log.h"
 #include "common/str_cat.h"
-#include "model/gguf/gguf_writer.h"
 #include "dev/hf_tokenizer_import.h"
 #include "dev/random_model.h"
+#include "model/gguf/gguf_writer.h"
 
 namespace strata {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "common/log.h"
 #include "common/thread_pool.h"
+#include "kernels/cpu/quantize.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/model_tensors.h"
-#include "kernels/cpu/quantize.h"
 
 namespace strata {
 namespace {

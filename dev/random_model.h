@@ -8,9 +8,9 @@
 
 #include <optional>
 
+#include "kernels/weight_type.h"
 #include "model/model_config.h"
 #include "model/rope_scaling.h"
-#include "kernels/weight_type.h"
 
 namespace strata {
 

@@ -11,10 +11,10 @@
 #include <span>
 #include <vector>
 
-#include "kernels/kv_layout.h"
-#include "model/model_config.h"
 #include "engine/sampler/sampler.h"
+#include "kernels/kv_layout.h"
 #include "kernels/sampling/token_choice.h"
+#include "model/model_config.h"
 #include "tiering/block_pool.h"
 
 namespace strata {

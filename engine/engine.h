@@ -34,11 +34,11 @@
 #include "engine/sequence.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tiering/block_pool.h"
-#include "tiering/prefix_cache.h"
 #include "tiering/device_copier.h"
+#include "tiering/disk_worker.h"
 #include "tiering/load_cost_model.h"
 #include "tiering/lower_tiers.h"
-#include "tiering/disk_worker.h"
+#include "tiering/prefix_cache.h"
 
 namespace strata {
 

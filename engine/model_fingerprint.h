@@ -19,8 +19,8 @@
 
 #include <cstdint>
 
-#include "model/gguf/gguf_file.h"
 #include "kernels/kv_layout.h"
+#include "model/gguf/gguf_file.h"
 #include "tiering/block_hash.h"
 
 namespace strata {

@@ -5,9 +5,9 @@
 
 #include "common/check.h"
 #include "common/str_cat.h"
+#include "kernels/cpu/quantize.h"
 #include "model/gguf/gguf_file.h"
 #include "model/model_tensors.h"
-#include "kernels/cpu/quantize.h"
 
 namespace strata {
 namespace {

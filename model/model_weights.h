@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "model/model_config.h"
 #include "kernels/cpu/matmul.h"
+#include "model/model_config.h"
 
 namespace strata {
 

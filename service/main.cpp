@@ -4,8 +4,8 @@
 
 #include <exception>
 
-#include "common/log.h"
 #include "bench/bench_command.h"
+#include "common/log.h"
 #include "service/cli/commands.h"
 
 int main(int argc, char** argv) {

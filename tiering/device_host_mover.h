@@ -37,11 +37,11 @@
 #include "tiering/block_hash.h"
 #include "tiering/block_pool.h"
 #include "tiering/device_copier.h"
+#include "tiering/disk_worker.h"
+#include "tiering/host_disk_mover.h"
 #include "tiering/load_cost_model.h"
 #include "tiering/lower_tiers.h"
 #include "tiering/prefix_cache.h"
-#include "tiering/host_disk_mover.h"
-#include "tiering/disk_worker.h"
 
 namespace strata {
 

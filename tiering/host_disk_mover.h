@@ -35,10 +35,10 @@
 
 #include "tiering/block_hash.h"
 #include "tiering/block_pool.h"
+#include "tiering/disk_worker.h"
 #include "tiering/load_cost_model.h"
 #include "tiering/lower_tiers.h"
 #include "tiering/prefix_cache.h"
-#include "tiering/disk_worker.h"
 
 namespace strata {
 

@@ -14,9 +14,9 @@
 
 #include "engine/backend.h"
 #include "engine/cpu/token_batch.h"
+#include "kernels/cpu/ops.h"
 #include "kernels/kv_layout.h"
 #include "model/model_weights.h"
-#include "kernels/cpu/ops.h"
 #include "tiering/block_pool.h"
 
 namespace strata {

@@ -9,9 +9,9 @@
 
 #include "common/thread_pool.h"
 #include "engine/cpu/cpu_backend.h"
+#include "engine/model_runtime.h"
 #include "kernels/kv_layout.h"
 #include "model/loaded_model.h"
-#include "engine/model_runtime.h"
 #include "tiering/block_pool.h"
 
 namespace strata {

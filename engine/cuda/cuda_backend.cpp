@@ -6,10 +6,10 @@
 
 #include "common/check.h"
 #include "engine/cpu/token_batch.h"
-#include "kernels/cuda/cuda_kv_arena.h"
 #include "gpu/cuda_check.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_kquant_decode.h"
+#include "kernels/cuda/cuda_kv_arena.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace strata {

@@ -30,12 +30,12 @@
 
 #include "engine/backend.h"
 #include "engine/cuda/cuda_model_weights.h"
-#include "kernels/kv_layout.h"
+#include "gpu/device_buffer.h"
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_token_choice.h"
-#include "gpu/device_buffer.h"
+#include "kernels/kv_layout.h"
 #include "tiering/block_pool.h"
 
 namespace strata {

@@ -6,8 +6,8 @@
 #include <initializer_list>
 #include <optional>
 
-#include "kernels/cpu/ops.h"
 #include "gpu/cuda_check.h"
+#include "kernels/cpu/ops.h"
 
 namespace strata {
 

@@ -15,9 +15,9 @@
 #include <span>
 #include <vector>
 
-#include "model/model_weights.h"
-#include "kernels/cuda/cuda_weights.h"
 #include "gpu/device_buffer.h"
+#include "kernels/cuda/cuda_weights.h"
+#include "model/model_weights.h"
 
 namespace strata {
 

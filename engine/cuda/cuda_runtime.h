@@ -8,11 +8,11 @@
 #include <string>
 
 #include "engine/cuda/cuda_backend.h"
-#include "gpu/cuda_block_copier.h"
 #include "engine/cuda/cuda_model_weights.h"
 #include "engine/model_runtime.h"
-#include "gpu/host_registration.h"
+#include "gpu/cuda_block_copier.h"
 #include "gpu/gpu_devices.h"
+#include "gpu/host_registration.h"
 
 namespace strata {
 

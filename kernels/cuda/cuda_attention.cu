@@ -39,9 +39,9 @@
 
 #include "common/check.h"
 #include "gpu/cuda_check.h"
+#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
-#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_kv_slots.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
 

@@ -16,8 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cuda/cuda_kv_slots.h"
 #include "gpu/device_buffer.h"
+#include "kernels/cuda/cuda_kv_slots.h"
 #include "kernels/weight_type.h"
 
 namespace strata {

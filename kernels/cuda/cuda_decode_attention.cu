@@ -35,9 +35,9 @@
 
 #include "common/check.h"
 #include "gpu/cuda_check.h"
+#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_decode_attention.h"
 #include "kernels/cuda/cuda_dependent_launch.cuh"
-#include "gpu/cuda_device.h"
 #include "kernels/cuda/cuda_qkv_finish.cuh"
 #include "kernels/cuda/cuda_warp_reduce.cuh"
 

@@ -23,9 +23,9 @@
 
 #include <cstdint>
 
+#include "gpu/device_buffer.h"
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_ops.h"
-#include "gpu/device_buffer.h"
 
 namespace strata {
 

@@ -21,8 +21,8 @@
 #include <type_traits>
 
 #include "gpu/cuda_check.h"
-#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "gpu/cuda_device.h"
+#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_q8k_staging.cuh"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/kv_layout.h"
 #include "kernels/cuda/cuda_attention.h"
+#include "kernels/kv_layout.h"
 
 namespace strata {
 

@@ -21,8 +21,8 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/cuda_weights.h"
 #include "gpu/device_buffer.h"
+#include "kernels/cuda/cuda_weights.h"
 
 namespace strata {
 

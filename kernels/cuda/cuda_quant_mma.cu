@@ -39,8 +39,8 @@
 
 #include "common/check.h"
 #include "gpu/cuda_check.h"
-#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "gpu/cuda_device.h"
+#include "kernels/cuda/cuda_dependent_launch.cuh"
 #include "kernels/cuda/cuda_swiglu.cuh"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 

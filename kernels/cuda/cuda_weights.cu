@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/check.h"
-#include "kernels/cpu/quant_blocks.h"
 #include "gpu/cuda_check.h"
+#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cuda/cuda_weights.h"
 #include "kernels/cuda/cuda_weights_layout.cuh"
 

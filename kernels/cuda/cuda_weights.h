@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/matmul.h"
 #include "gpu/device_buffer.h"
+#include "kernels/cpu/matmul.h"
 #include "kernels/weight_type.h"
 
 namespace strata::cuda_layout {

@@ -23,10 +23,10 @@ struct PenaltyCount {
 
 struct TokenChoice {
   size_t batch_index = 0;  // the sequence in the step's batch; its last row's logits
-  SamplingParams params;
+  SamplingParams params{};
   bool with_logprobs = false;  // the chosen token's logprob and params.n_logprobs alternatives
   double uniform = 0.0;        // the draw's number in [0, 1); unused when greedy
-  std::vector<PenaltyCount> penalties;  // distinct ids; empty when no penalty is on
+  std::vector<PenaltyCount> penalties{};  // distinct ids; empty when no penalty is on
 };
 
 }  // namespace strata

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "common/mapped_file.h"
+#include "kernels/weight_type.h"
 #include "model/gguf/gguf_error.h"
 #include "model/gguf/gguf_value.h"
-#include "kernels/weight_type.h"
 
 namespace strata {
 

@@ -13,8 +13,8 @@
 #include <stdexcept>
 
 #include "common/str_cat.h"
-#include "model/gguf/gguf_file.h"
 #include "kernels/cpu/quantize.h"
+#include "model/gguf/gguf_file.h"
 
 namespace strata {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf/gguf_value.h"
 #include "kernels/weight_type.h"
+#include "model/gguf/gguf_value.h"
 
 namespace strata {
 

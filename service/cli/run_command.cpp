@@ -14,8 +14,8 @@
 #include <random>
 
 #include "common/log.h"
-#include "engine/kv_sizing.h"
 #include "engine/completion.h"
+#include "engine/kv_sizing.h"
 #include "engine/model_engine.h"
 #include "engine/request_limits.h"
 #include "model/loaded_model.h"

@@ -3,8 +3,8 @@
 // moved, the prefix found in T1 and again in T2, the same greedy token), the
 // JSON has its keys, prompts are clipped to the context with a note, and the
 // scratch folder is gone afterwards. Never asserts a speed.
-#include "engine/kv_sizing.h"
 #include "bench/tiers_bench.h"
+#include "engine/kv_sizing.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

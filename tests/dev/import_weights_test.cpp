@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
+#include "dev/hf_tokenizer_import.h"
+#include "kernels/cpu/quantize.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/loaded_model.h"
-#include "kernels/cpu/quantize.h"
-#include "dev/hf_tokenizer_import.h"
 
 namespace strata {
 namespace {

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "dev/hf_tokenizer_import.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/tokenizer/nfc.h"
 #include "model/tokenizer/tokenizer.h"
 #include "model/tokenizer/tokenizer_keys.h"
-#include "dev/hf_tokenizer_import.h"
 
 namespace strata {
 namespace {

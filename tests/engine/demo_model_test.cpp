@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "model/chat/chat_render.h"
 #include "engine/completion.h"
 #include "engine/engine.h"
 #include "engine/kv_sizing.h"
 #include "engine/model_fingerprint.h"
-#include "model/loaded_model.h"
 #include "engine/model_runtime.h"
+#include "model/chat/chat_render.h"
+#include "model/loaded_model.h"
 
 namespace strata {
 namespace {

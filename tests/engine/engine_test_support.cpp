@@ -8,12 +8,12 @@
 #include <random>
 #include <thread>
 
-#include "engine/cpu/cpu_runtime.h"
-#include "engine/kv_sizing.h"
-#include "model/gguf/gguf_writer.h"
-#include "engine/model_fingerprint.h"
 #include "dev/hf_tokenizer_import.h"
 #include "dev/random_model.h"
+#include "engine/cpu/cpu_runtime.h"
+#include "engine/kv_sizing.h"
+#include "engine/model_fingerprint.h"
+#include "model/gguf/gguf_writer.h"
 
 namespace strata::testing {
 

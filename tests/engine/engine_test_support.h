@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/model_runtime.h"
 #include "engine/engine.h"
+#include "engine/model_runtime.h"
 #include "model/loaded_model.h"
 #include "tests/tiering/thread_copier.h"
 #include "tiering/disk_worker.h"

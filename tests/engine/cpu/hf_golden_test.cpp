@@ -46,12 +46,12 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/model_runtime.h"
-#include "gpu/gpu_devices.h"
 #include "engine/completion.h"
 #include "engine/engine.h"
 #include "engine/kv_sizing.h"
 #include "engine/model_fingerprint.h"
+#include "engine/model_runtime.h"
+#include "gpu/gpu_devices.h"
 #include "model/loaded_model.h"
 
 namespace strata {

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "dev/random_model.h"
+#include "kernels/cpu/quantize.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/model_tensors.h"
-#include "kernels/cpu/quantize.h"
-#include "dev/random_model.h"
 #include "tiny_model.h"
 
 namespace strata::testing {

@@ -4,10 +4,10 @@
 #include <random>
 
 #include "common/check.h"
+#include "dev/random_model.h"
 #include "engine/kv_sizing.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/model_config.h"
-#include "dev/random_model.h"
 
 namespace strata::testing {
 namespace {

@@ -7,11 +7,11 @@
 
 #include "common/thread_pool.h"
 #include "engine/cpu/cpu_backend.h"
-#include "model/gguf/gguf_file.h"
 #include "kernels/kv_layout.h"
+#include "kernels/weight_type.h"
+#include "model/gguf/gguf_file.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
-#include "kernels/weight_type.h"
 #include "tiering/block_pool.h"
 
 namespace strata::testing {

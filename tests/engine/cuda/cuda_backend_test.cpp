@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/cuda/cuda_model_weights.h"
 #include "engine/kv_sizing.h"
 #include "gpu/cuda_block_copier.h"
-#include "engine/cuda/cuda_model_weights.h"
 #include "gpu/host_registration.h"
 #include "tests/engine/cpu/reference_model.h"
 #include "tests/engine/cpu/tiny_model.h"

@@ -21,13 +21,13 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/cuda/cuda_kv_arena.h"
-#include "kernels/kv_layout.h"
-#include "kernels/cpu/attention.h"
 #include "gpu/cuda_check.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cuda/cuda_decode_attention.h"
+#include "kernels/cuda/cuda_kv_arena.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/fp16.h"
+#include "kernels/kv_layout.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
 
 namespace strata {

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "common/thread_pool.h"
-#include "kernels/cpu/matmul.h"
-#include "kernels/cpu/quantize.h"
 #include "gpu/cuda_check.h"
 #include "gpu/cuda_device.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quantize.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
 

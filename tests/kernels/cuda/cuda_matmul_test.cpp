@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "common/thread_pool.h"
-#include "kernels/cpu/matmul.h"
-#include "kernels/cpu/quantize.h"
 #include "gpu/cuda_check.h"
 #include "gpu/cuda_device.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quantize.h"
 #include "kernels/cuda/cuda_kquant_decode.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_quant_mma.h"
@@ -446,7 +446,13 @@ HostMatrix rows_of(const HostMatrix& m, int64_t first, int64_t count) {
 // one-row-block kernel gives it, which runs the first and last 40 rows as
 // matrices of their own; the fused SwiGLU must still give the bits of the
 // product then cuda_silu_mul.
-TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
+// The types whose one-token products run on the tensor-core decode kernel
+// (F32 and BF16 take the f32 kernels, Q4_K and Q6_K the integer ones).
+constexpr WeightType kTensorCoreDecodeTypes[] = {WeightType::kF16, WeightType::kQ8_0,
+                                                 WeightType::kQ4_0, WeightType::kQ5_K};
+class CudaResidentDecodeTest : public ::testing::TestWithParam<WeightType> {};
+
+TEST_P(CudaResidentDecodeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const WeightType type = GetParam();
   std::mt19937 rng(19);
@@ -457,9 +463,8 @@ TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
   const int64_t n = 8 * 5 * int64_t{cuda_multiprocessor_count()} + 3;  // SwiGLU outputs
   const HostMatrix m = make_matrix(type, 2 * n, row_length, rng);
   const CudaWeightMatrix w = CudaWeightMatrix::upload(m.view());
-  if (!cuda_mma_supports(w, 1) || cuda_kquant_decode_supports(w, 1)) {
-    GTEST_SKIP() << "no tensor-core decode kernel for " << weight_type_name(type);
-  }
+  ASSERT_TRUE(cuda_mma_supports(w, 1) && !cuda_kquant_decode_supports(w, 1))
+      << weight_type_name(type) << " no longer decodes on the tensor-core kernel";
   ASSERT_TRUE(cuda_mma_walks_resident(w, 1)) << describe(m, 1);
   // Parts of more row blocks than SMs (so not paired in clusters) that still
   // fit one wave (so not resident).
@@ -501,6 +506,12 @@ TEST_P(CudaMatmulTypeTest, ResidentDecodeGivesTheBitsOfOneBlockARowBlock) {
   EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
       << describe(m, 3) << ": relative error " << relative_error(got, want);
 }
+
+INSTANTIATE_TEST_SUITE_P(TensorCoreDecodeTypes, CudaResidentDecodeTest,
+                         ::testing::ValuesIn(kTensorCoreDecodeTypes),
+                         [](const ::testing::TestParamInfo<WeightType>& info) {
+                           return std::string(weight_type_name(info.param));
+                         });
 
 // Decode products of at most one row block an SM run each row block in a
 // cluster of two blocks (sm_90) that split the row: against the reference,

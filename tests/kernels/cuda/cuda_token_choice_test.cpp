@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_buffer.h"
 #include "kernels/sampling/candidate_selection.h"
 #include "kernels/sampling/logit_penalizer.h"
 #include "kernels/sampling/sampling_params.h"
 #include "kernels/sampling/token_chooser.h"
 #include "kernels/sampling/xoshiro256.h"
-#include "gpu/device_buffer.h"
 #include "tests/kernels/cuda/cuda_test_support.h"
 
 namespace strata {
@@ -127,7 +127,8 @@ SampledToken choose_on_cpu(const Batch& batch, const Choice& c) {
   const std::span<const float> row = batch.row(c.row);
   TokenChoice choice{.params = c.params,
                      .with_logprobs = c.with_logprobs,
-                     .uniform = is_greedy(c.params) ? 0.0 : first_uniform(c.params.seed)};
+                     .uniform = is_greedy(c.params) ? 0.0 : first_uniform(c.params.seed),
+                     .penalties = {}};
   LogitPenalizer({.repetition_penalty = c.params.repetition_penalty,
                   .frequency_penalty = c.params.frequency_penalty,
                   .presence_penalty = c.params.presence_penalty})
@@ -618,10 +619,8 @@ TEST(CudaTokenChoiceTest, DrawFrequenciesFollowTheProbabilities) {
     std::vector<CudaChoiceParams> choice_params(static_cast<size_t>(n_draws));
     for (int k = 0; k < n_draws; ++k) {
       CudaChoiceParams& p = choice_params[static_cast<size_t>(k)];
-      p.temperature = params.temperature;
-      p.top_k = params.top_k;
-      p.top_p = params.top_p;
-      p.min_p = params.min_p;
+      p.sampling = {.temperature = params.temperature, .top_k = params.top_k,
+                    .top_p = params.top_p, .min_p = params.min_p};
       p.uniform = (k + 0.5) / n_draws;
     }
     DeviceBuffer device_logits = to_device(logits);  // one row shared: no penalties write it

@@ -10,10 +10,10 @@
 #include <string>
 #include <utility>
 
-#include "model/gguf/gguf_writer.h"
-#include "model/model_config.h"
 #include "dev/hf_tokenizer_import.h"
 #include "dev/random_model.h"
+#include "model/gguf/gguf_writer.h"
+#include "model/model_config.h"
 
 namespace strata::testing {
 
