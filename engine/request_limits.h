@@ -33,7 +33,7 @@ struct RequestError {
     kCacheTooSmall,           // the request needs more KV blocks than the cache has
     kInvalidSampling,
   };
-  Kind kind;
+  Kind kind = Kind::kEmptyPrompt;
   std::string message;  // for a person: what is wrong, with the numbers
   TokenId token_id = 0;
 };

@@ -1,6 +1,7 @@
 // strata run -m MODEL.gguf [-p PROMPT] [--chat] [-n N] [--temp T] [--seed S] [--json]
-// Generates from one prompt on the CPU, streaming text as it comes, then
-// prints prompt tokens and prefill / decode speed. Ctrl-C stops cleanly.
+// Generates from one prompt through an Engine with one request (the GPU when
+// there is one, else the CPU), streaming text as it comes, then prints prompt
+// tokens and prefill / decode speed. Ctrl-C stops cleanly.
 //
 // strata run --server [SOCKET] [-p PROMPT] [--chat] ... sends the same request to a
 // running `strata serve` instead of loading the model: /v1/chat/completions with --chat,
@@ -216,7 +217,7 @@ void run_on_server(RunOptions o) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Generate text from one prompt on the CPU, or on a running `strata serve`");
+      "run", "Generate text from one prompt here, or on a running `strata serve`");
   CLI::Option* model = cmd->add_option("-m,--model", o->model_path, "GGUF model file");
   o->server_socket = default_socket_path(process_environment());
   CLI::Option* server =
