@@ -296,10 +296,7 @@ void DiskWorker::finish_io(uint64_t io_id, int error) {
 // Makes the written blocks durable, then indexes them: a row never names
 // bytes that might not be on the disk.
 void DiskWorker::commit_written() {
-  if (!touched_.empty()) {
-    index_->touch(touched_, now_ms());
-    touched_.clear();
-  }
+  if (!touched_.empty()) record_use();
   if (written_.empty()) return;
   std::vector<IndexedBlock> rows = std::exchange(written_, {});
   std::vector<uint64_t> tags = std::exchange(pending_tags_, {});
@@ -331,6 +328,23 @@ void DiskWorker::commit_written() {
     stats_.n_blocks = static_cast<int64_t>(catalog_.size());
   }
   for (size_t i = 0; i < rows.size(); ++i) complete(TierEvent::kPersisted, rows[i].hash, tags[i]);
+}
+
+// Records when the loaded blocks were last used (their LRU place). A failure
+// (a full disk: SQLITE_FULL) costs only that record: warned once, until a
+// record succeeds again.
+void DiskWorker::record_use() {
+  try {
+    index_->touch(touched_, now_ms());
+    warned_use_ = false;
+  } catch (const std::exception& e) {
+    if (!warned_use_) {
+      log_warning("KV cache: cannot record which blocks were used: ", e.what(),
+                  "; they may be reclaimed sooner");
+    }
+    warned_use_ = true;
+  }
+  touched_.clear();
 }
 
 void DiskWorker::clear_all() {
@@ -372,7 +386,14 @@ void DiskWorker::drop_rows(std::span<const BlockHash> hashes) {
 // Frees the slot of the least recently used block not being read.
 bool DiskWorker::reclaim_one_slot() {
   constexpr int64_t kCandidates = 16;
-  for (const IndexedBlock& row : index_->least_recently_used(options_.model, kCandidates)) {
+  std::vector<IndexedBlock> candidates;
+  try {
+    candidates = index_->least_recently_used(options_.model, kCandidates);
+  } catch (const std::exception& e) {
+    log_warning("KV cache: cannot find a block to reclaim: ", e.what());
+    return false;  // the write fails; nothing is overwritten
+  }
+  for (const IndexedBlock& row : candidates) {
     const SlotAddress slot{.slab = row.slab, .slot = row.slot};
     if (reading_.contains(slot)) continue;
     drop_rows(std::span(&row.hash, 1));

@@ -134,6 +134,7 @@ class DiskWorker {
   void start_load(Job& job);
   void finish_io(uint64_t io_id, int error);
   void commit_written();
+  void record_use();
   void drop_rows(std::span<const BlockHash> hashes);
   bool reclaim_one_slot();
   void complete(TierEvent event, const BlockHash& hash, uint64_t tag);
@@ -155,6 +156,7 @@ class DiskWorker {
   std::multiset<SlotAddress> reading_;         // slots with a read in flight: not reclaimed
   uint64_t next_io_ = 1;
   bool warned_full_ = false;
+  bool warned_use_ = false;  // record_use() failed and said so
 
   // What is on disk and indexed, by hash (the engine's lookups read it).
   std::unordered_map<BlockHash, IndexedBlock, BlockHashHasher> catalog_;  // under mutex_
