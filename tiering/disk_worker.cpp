@@ -29,8 +29,6 @@ int64_t now_ms() {
       .count();
 }
 
-bool is_out_of_space(int error) { return error == ENOSPC || error == EFBIG || error == EDQUOT; }
-
 }  // namespace
 
 // Inside the store's capacity (which may have shrunk since the row was written).
@@ -151,6 +149,11 @@ bool DiskWorker::contains(const BlockHash& hash) const {
   return catalog_.contains(hash);
 }
 
+bool DiskWorker::writing() const {
+  std::lock_guard lock(mutex_);
+  return stats_.writing;
+}
+
 DiskTierStats DiskWorker::stats() const {
   std::lock_guard lock(mutex_);
   DiskTierStats stats = stats_;
@@ -247,16 +250,8 @@ void DiskWorker::finish_io(uint64_t io_id, int error) {
     --n_writes_running_;
     if (error != 0) {
       store_->free_slot(job.slot);
-      if (is_out_of_space(error)) {
-        std::lock_guard lock(mutex_);
-        stats_.writing = false;
-      }
-      if (!warned_full_ || !is_out_of_space(error)) {
-        log_warning("KV cache: cannot write a block to ", options_.dir.string(), ": ",
-                    std::strerror(error),
-                    is_out_of_space(error) ? "; persistence is off until restart" : "");
-        warned_full_ = warned_full_ || is_out_of_space(error);
-      }
+      stop_writing(str_cat("cannot write a block to ", options_.dir.string(), ": ",
+                           std::strerror(error)));
       return complete(TierEvent::kPersistFailed, job.hash, job.tag);
     }
     written_.push_back(IndexedBlock{.hash = job.hash, .parent = job.parent,
@@ -311,7 +306,7 @@ void DiskWorker::commit_written() {
     }
   }
   if (!failure.empty()) {
-    log_warning("KV cache: ", rows.size(), " blocks not persisted: ", failure);
+    stop_writing(str_cat(rows.size(), " blocks not persisted: ", failure));
     for (size_t i = 0; i < rows.size(); ++i) {
       store_->free_slot(SlotAddress{.slab = rows[i].slab, .slot = rows[i].slot});
       complete(TierEvent::kPersistFailed, rows[i].hash, tags[i]);
@@ -345,6 +340,19 @@ void DiskWorker::record_use() {
     warned_use_ = true;
   }
   touched_.clear();
+}
+
+// A write that failed will fail again (full disk, read-only or vanished
+// folder, I/O errors): retrying every block would flood the log and keep the
+// engine busy re-queueing them. Reading what is on disk goes on.
+void DiskWorker::stop_writing(const std::string& why) {
+  bool was_writing = false;
+  {
+    std::lock_guard lock(mutex_);
+    was_writing = stats_.writing;
+    stats_.writing = false;
+  }
+  if (was_writing) log_warning("KV cache: ", why, "; persistence is off until restart");
 }
 
 void DiskWorker::clear_all() {
@@ -419,6 +427,7 @@ void DiskWorker::set_listener(std::function<void()> on_completion) {
 void DiskWorker::complete(TierEvent event, const BlockHash& hash, uint64_t tag) {
   std::lock_guard lock(mutex_);
   completed_.push_back(TierCompletion{.event = event, .hash = hash, .tag = tag});
+  if (event == TierEvent::kPersistFailed) ++stats_.n_write_failures;
   --n_busy_;
   wake_.notify_all();  // wait_idle()
   if (on_completion_) on_completion_();

@@ -73,7 +73,8 @@ struct DiskTierStats {
   int64_t n_loads = 0;        // verified loads
   int64_t n_load_failures = 0;
   int64_t n_dropped = 0;      // rows dropped: bad at start-up, corrupt, reclaimed
-  bool writing = false;       // writes on (off after a full disk)
+  int64_t n_write_failures = 0;  // persists that failed, refused ones (writing off) included
+  bool writing = false;       // writes on (off after a write fails: full disk, I/O error)
 };
 
 class DiskWorker {
@@ -108,6 +109,10 @@ class DiskWorker {
   int64_t count_loadable(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
   bool contains(const BlockHash& hash) const;
   bool writes_through() const { return options_.persist; }
+  // Whether writes are on: off, until restart, once a write has failed
+  // (full disk, I/O error, the folder gone), so that nobody retries blocks
+  // that cannot be written.
+  bool writing() const;
   // Drops every block of this model from the disk (after the moves in
   // flight, which may still add a few). Asynchronous.
   void clear();
@@ -135,6 +140,8 @@ class DiskWorker {
   void finish_io(uint64_t io_id, int error);
   void commit_written();
   void record_use();
+  // Turns writing off, with one warning naming `why`.
+  void stop_writing(const std::string& why);
   void drop_rows(std::span<const BlockHash> hashes);
   bool reclaim_one_slot();
   void complete(TierEvent event, const BlockHash& hash, uint64_t tag);
@@ -155,7 +162,6 @@ class DiskWorker {
   std::vector<BlockHash> touched_;             // loaded: LRU time to update
   std::multiset<SlotAddress> reading_;         // slots with a read in flight: not reclaimed
   uint64_t next_io_ = 1;
-  bool warned_full_ = false;
   bool warned_use_ = false;  // record_use() failed and said so
 
   // What is on disk and indexed, by hash (the engine's lookups read it).

@@ -21,6 +21,9 @@ void HostDiskMover::on_published(BlockId block) {
 }
 
 bool HostDiskMover::write(BlockId block, MoveKind kind) {
+  // With writing off (a write failed), a block would only fail again at once,
+  // and its failure would wake the engine to try the next: an idle spin.
+  if (!worker_.writing()) return false;
   const PrefixCache::CachedBlock cached = cache_.cached_block(block);
   if (persisting_.contains(*cached.hash) || worker_.contains(*cached.hash)) return false;
   cache_.pin(block);  // the bytes must stay put until written; its LRU place is kept
