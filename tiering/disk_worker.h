@@ -11,8 +11,10 @@
 // flipped block is dropped and reported as a failed load, never served.
 // Capacity: when the slab files are full, the least recently used rows are
 // erased (committed) before their slots are reused.
-// Full disk: a write that fails for lack of space turns persistence off (one
-// warning); loads of what is already there go on.
+// Failed writes: a write (or its sync, or its index row) that fails — a full
+// disk, an I/O error, the folder gone — turns persistence off until restart,
+// with one warning; loads of what is already there go on. A failure to
+// record which blocks were used costs only that record.
 //
 // Threads: the public methods may be called from any thread (they lock
 // briefly; the engine thread is the one that calls them); the I/O, the
