@@ -45,9 +45,15 @@ Completion run_to_completion(Engine& engine, GenerateRequest request,
   };
   const uint64_t id = engine.submit(std::move(request), on_event);
   std::unique_lock<std::mutex> lock(mutex);
+  if (cancel == nullptr) {
+    finished.wait(lock, [&] { return done; });
+    return result;
+  }
+  // The flag is set from a signal handler or another thread, which cannot
+  // wake this one: look at it every few milliseconds.
   bool cancelled = false;
   while (!finished.wait_for(lock, std::chrono::milliseconds(5), [&] { return done; })) {
-    if (!cancelled && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+    if (!cancelled && cancel->load(std::memory_order_relaxed)) {
       engine.cancel(id);
       cancelled = true;
     }

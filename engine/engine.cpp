@@ -34,16 +34,15 @@ Engine::Engine(Backend& backend, BlockPool& kv_blocks, const Tokenizer& tokenize
     : backend_(backend),
       tokenizer_(tokenizer),
       options_(options),
-      block_tokens_(backend.kv_layout().block_tokens),
       limits_{.n_vocab = backend.config().n_vocab,
               .context_length = options.context_length > 0 ? options.context_length
                                                            : backend.config().context_length,
-              .block_tokens = block_tokens_,
+              .block_tokens = backend.kv_layout().block_tokens,
               .n_kv_blocks = kv_blocks.n_total()},
       demote_below_(std::max<int64_t>(1, kv_blocks.n_total() / 10)),
-      cache_(kv_blocks, block_tokens_),
+      cache_(kv_blocks, limits_.block_tokens),
       tiers_(make_lower_tiers(cache_, kv_blocks, options)),
-      scheduler_(cache_, block_tokens_, options.scheduler, tiers_.get()) {
+      scheduler_(cache_, limits_.block_tokens, options.scheduler, tiers_.get()) {
   STRATA_CHECK(kv_blocks.n_free() == kv_blocks.n_total(), "the KV pool must start free");
   STRATA_CHECK(options.scheduler.model_fingerprint != ModelFingerprint{},
                "EngineOptions.scheduler.model_fingerprint is unset: build it with "

@@ -171,7 +171,6 @@ class Engine {
   Backend& backend_;
   const Tokenizer& tokenizer_;
   const EngineOptions options_;
-  const int64_t block_tokens_;
   const RequestLimits limits_;
   // Free host blocks below which idle ones are demoted to disk (DESIGN.md).
   const int64_t demote_below_;

@@ -147,7 +147,7 @@ http::Awaitable<void> serve_generation(http::HttpExchange& exchange, ApiContext&
   const ModelHost& host = api.model_host;
   auto prepared_or = prepare_generation(
       endpoint, std::get<nlohmann::json>(body),
-      ModelLimits{.model = host.model(), .context_length = host.context_length(),
+      ModelLimits{.model = host.model(), .request = host.engine().limits(),
                   .model_names = api.model_names});
   if (auto* error = std::get_if<ApiError>(&prepared_or)) {
     co_await exchange.respond(error_response(*error));

@@ -157,7 +157,7 @@ std::variant<PreparedGeneration, ApiError> prepare_generation(Endpoint endpoint,
   PreparedGeneration out{
       // No max_tokens: whatever the context has left.
       .request = {.prompt = std::move(prompt), .sampling = sampling,
-                  .max_tokens = o.max_tokens.value_or(limits.context_length - n_prompt),
+                  .max_tokens = o.max_tokens.value_or(limits.request.context_length - n_prompt),
                   .stop = o.stop, .logprobs = o.logprobs, .ignore_eos = o.ignore_eos},
       .context = {.endpoint = endpoint, .id = response_id(endpoint),
                   .created = std::chrono::duration_cast<std::chrono::seconds>(
@@ -166,13 +166,9 @@ std::variant<PreparedGeneration, ApiError> prepare_generation(Endpoint endpoint,
                   .token_bytes = [&tokenizer](TokenId id) { return tokenizer.token_bytes(id); }},
       .stream = o.stream,
       .include_usage = o.include_usage};
-  // The context already fits the KV cache: one block of one token per position.
-  const RequestLimits request_limits{.n_vocab = limits.model.config().n_vocab,
-                                     .context_length = limits.context_length,
-                                     .block_tokens = 1,
-                                     .n_kv_blocks = limits.context_length};
-  if (std::optional<RequestError> error = check_request(out.request, request_limits, tokenizer)) {
-    return limit_error(endpoint, *error, out.request, o, limits.context_length,
+  // The same check the engine's submit() makes, answered in OpenAI's words.
+  if (std::optional<RequestError> error = check_request(out.request, limits.request, tokenizer)) {
+    return limit_error(endpoint, *error, out.request, o, limits.request.context_length,
                        tokenizer.n_vocab());
   }
   return out;

@@ -32,7 +32,7 @@ struct PreparedGeneration {
 
 struct ModelLimits {
   const LoadedModel& model;
-  int64_t context_length = 0;            // prompt + completion, at most
+  RequestLimits request;                 // the engine's (Engine::limits())
   std::vector<std::string> model_names;  // accepted as "model"; the first is reported
 };
 

@@ -41,9 +41,13 @@ const LoadedModel& test_model() {
   return *model;
 }
 
+// An engine's limits with a KV cache that holds one whole context.
 ModelLimits limits(int64_t context_length = 2048) {
   return ModelLimits{.model = test_model(),
-                     .context_length = context_length,
+                     .request = {.n_vocab = test_model().config().n_vocab,
+                                 .context_length = context_length,
+                                 .block_tokens = 16,
+                                 .n_kv_blocks = (context_length + 15) / 16},
                      .model_names = {"tiny", "tiny-llama.gguf", "tiny-llama"}};
 }
 
