@@ -22,6 +22,14 @@ std::unique_ptr<LoadedModel> LoadedModel::open(const std::string& path) {
     ModelConfig config = read_model_config(model->file_);
     model->weights_ = std::make_unique<ModelWeights>(model->file_, config);
     model->tokenizer_ = Tokenizer::from_gguf(model->file_);
+    // Every token needs an embedding row and every sampled row a token to
+    // print, so the two must be the same size (llama.cpp sizes the embedding
+    // from the token list; converters pad the list to match).
+    if (model->tokenizer_->n_vocab() != model->weights_->config().n_vocab) {
+      throw ModelError(str_cat("the tokenizer has ", model->tokenizer_->n_vocab(),
+                               " tokens but token_embd.weight has ",
+                               model->weights_->config().n_vocab, " rows"));
+    }
     const std::string* chat_template = model->file_.find_string("tokenizer.chat_template");
     model->chat_format_ = detect_chat_format(chat_template ? *chat_template : "");
   } catch (const std::exception& e) {

@@ -20,6 +20,15 @@ int64_t optional_positive(const GgufFile& file, const std::string& key, int64_t 
   return file.find(key) ? require_positive(file, key) : fallback;
 }
 
+// Every count is at most 2^40; a product of two that sizes a tensor (heads x
+// head_dim) is held to the same bound, so that the sizes computed from the
+// configuration fit in int64.
+void require_product_fits(int64_t a, int64_t b, const std::string& what) {
+  if (a > (int64_t{1} << 40) / b) {
+    throw ModelError(str_cat(what, " is ", a, " x ", b, ", more than any model holds"));
+  }
+}
+
 // Vocabulary size: the embedding's row count is the truth the weights encode.
 int64_t read_vocab_size(const GgufFile& file, int64_t n_embd) {
   const GgufTensorInfo* embd = file.find_tensor("token_embd.weight");
@@ -74,6 +83,7 @@ ModelConfig read_model_config(const GgufFile& file) {
   if (config.head_dim % 2 != 0) {
     throw ModelError(str_cat("head dimension ", config.head_dim, " is odd; RoPE needs pairs"));
   }
+  require_product_fits(config.n_heads, config.head_dim, "attention.head_count x key_length");
   if (std::optional<double> eps = file.find_float(p + "attention.layer_norm_rms_epsilon")) {
     config.rms_norm_eps = static_cast<float>(*eps);
   }

@@ -53,6 +53,15 @@ std::vector<float> as_f32(const GgufTensorInfo& info) {
 }  // namespace
 
 ModelWeights::ModelWeights(const GgufFile& file, const ModelConfig& config) : config_(config) {
+  // Every layer has at least kTensorsPerLayer tensors. A block_count the file
+  // cannot hold is refused before anything is sized by it: the specs of a
+  // billion layers would not fit in memory.
+  constexpr int64_t kTensorsPerLayer = 9;
+  const auto n_tensors = static_cast<int64_t>(file.tensors().size());
+  if (config.n_layers > n_tensors / kTensorsPerLayer) {
+    throw ModelError(str_cat("block_count is ", config.n_layers, " but the model has only ",
+                             n_tensors, " tensors (at least ", kTensorsPerLayer, " a layer)"));
+  }
   // Validate every tensor before binding any, in the order llama.cpp writes
   // them, so the error names the first problem a reader of the file would see.
   std::vector<TensorSpec> specs = model_tensor_specs(config);

@@ -70,6 +70,30 @@ TEST(ModelConfigTest, RejectsUnknownArchitectureAndBadGqa) {
   EXPECT_THROW(read_model_config(GgufFile::parse(bad_gqa)), ModelError);
 }
 
+// Heads x head_dim sizes the Q matrix; each factor alone within bounds, the
+// product would overflow int64 (found by model_load_fuzzer).
+TEST(ModelConfigTest, RejectsHeadsTimesHeadDimBeyondAnyModel) {
+  GgufWriter writer;
+  writer.set("general.architecture", "llama");
+  writer.set("llama.context_length", uint32_t{4096});
+  writer.set("llama.embedding_length", uint32_t{64});
+  writer.set("llama.block_count", uint32_t{1});
+  writer.set("llama.feed_forward_length", uint32_t{160});
+  writer.set("llama.attention.head_count", uint32_t{4294967294});
+  writer.set("llama.attention.head_count_kv", uint32_t{1});
+  writer.set("llama.attention.key_length", uint32_t{4294967294});
+  writer.add_tensor("token_embd.weight", {64, 10}, WeightType::kF32,
+                    std::vector<float>(64 * 10, 0.5f));
+  std::vector<std::byte> bytes = writer.serialize();
+  try {
+    read_model_config(GgufFile::parse(bytes));
+    FAIL() << "the product was accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("head_count x key_length"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ModelTensorsTest, ListsArchitectureSpecificTensors) {
   ModelConfig c{.arch = Architecture::kQwen3, .n_embd = 64, .n_layers = 2, .n_heads = 4,
                 .n_kv_heads = 2, .head_dim = 32, .n_ffn = 96, .n_vocab = 100};

@@ -118,5 +118,22 @@ TEST(ModelWeightsTest, RejectsMissingMisshapenAndUnsupportedTensors) {
   EXPECT_THROW(ModelWeights(file, with_freqs), ModelError);
 }
 
+// A block_count far beyond the file's tensors (found by model_load_fuzzer):
+// refused before a tensor list for a billion layers is built.
+TEST(ModelWeightsTest, RefusesABlockCountTheTensorsCannotHold) {
+  const ModelConfig c = tiny_config({.arch = Architecture::kLlama});
+  std::vector<std::byte> bytes = model_bytes(c, {.name = "none"});
+  GgufFile file = GgufFile::parse(bytes);
+  ModelConfig lying = read_model_config(file);
+  lying.n_layers = int64_t{1} << 30;
+  try {
+    ModelWeights weights(file, lying);
+    FAIL() << "a billion layers were accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("block_count is 1073741824"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace strata::testing
