@@ -1,5 +1,9 @@
 // MappedFile: a read-only memory map of a whole file, unmapped on destruction.
 // Model weights are used straight from the map, never copied.
+//
+// The map follows the file: if the file is truncated while it is mapped,
+// reading a page of bytes() past its new end raises SIGBUS (`strata serve`
+// turns that into a clean exit naming the file: service/server/model_file_guard.h).
 #pragma once
 
 #include <cstddef>

@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "engine/engine.h"
 #include "engine/model_engine.h"
 #include "model/loaded_model.h"
+#include "service/server/model_file_guard.h"
 #include "tiering/disk_worker.h"
 
 namespace strata {
@@ -59,6 +61,9 @@ class ModelHost {
 
   const ModelHostOptions options_;
   std::unique_ptr<LoadedModel> model_;
+  // From the moment model_'s file is mapped until it is unmapped: a truncation
+  // of the file ends the process with a message instead of a core dump.
+  std::optional<ModelFileGuard> file_guard_;
   std::unique_ptr<ModelEngine> model_engine_;
   std::atomic<State> state_{State::kLoading};
   std::thread loader_;

@@ -9,7 +9,6 @@
 //     a listening socket fails start-up, naming the fd.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -25,12 +24,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/service/serve/notify_listener.h"
 #include "tests/service/serve/serve_process.h"
 
 namespace {
 
 using strata::testing::CommandResult;
 using strata::testing::curl;
+using strata::testing::NotifyListener;
 using strata::testing::ServeProcess;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -62,91 +63,6 @@ sockaddr_un unix_address(const std::string& path) {
 }
 
 // ---- sd_notify ----------------------------------------------------------------
-
-// The service manager's end of NOTIFY_SOCKET: a datagram socket that also
-// learns each sender's pid (SO_PASSCRED), as systemd does.
-class NotifyListener {
- public:
-  struct Message {
-    std::string text;
-    pid_t sender = -1;
-  };
-
-  explicit NotifyListener(const std::string& path) : path_(path) {
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    const sockaddr_un address = unix_address(path);
-    const int on = 1;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-        ::setsockopt(fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
-      throw std::runtime_error("cannot bind the notify socket");
-    }
-  }
-  ~NotifyListener() { ::close(fd_); }
-
-  // Receives until a message contains `text`; every message received is kept.
-  bool wait_for(const std::string& text, std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-      if (index_of(text) >= 0) return true;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                              Clock::now());
-      if (left.count() <= 0 || !receive(left)) return false;
-    }
-  }
-
-  // Everything waiting now, without blocking.
-  void drain() {
-    while (receive(0ms)) {
-    }
-  }
-
-  const std::vector<Message>& messages() const { return messages_; }
-
-  // The index of the first message containing `text`, or -1.
-  int index_of(const std::string& text) const {
-    for (size_t i = 0; i < messages_.size(); ++i) {
-      if (messages_[i].text.find(text) != std::string::npos) return static_cast<int>(i);
-    }
-    return -1;
-  }
-
-  std::string all() const {
-    std::string out;
-    for (const Message& m : messages_)
-      out += "[" + m.text + "] from " + std::to_string(m.sender) + "\n";
-    return out;
-  }
-
- private:
-  bool receive(std::chrono::milliseconds timeout) {
-    pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
-    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
-    char data[4096];
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
-    iovec iov{.iov_base = data, .iov_len = sizeof data};
-    msghdr header{};
-    header.msg_iov = &iov;
-    header.msg_iovlen = 1;
-    header.msg_control = control;
-    header.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(fd_, &header, MSG_DONTWAIT);
-    if (n < 0) return false;
-    Message message{.text = std::string(data, static_cast<size_t>(n))};
-    for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr; c = CMSG_NXTHDR(&header, c)) {
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-        ucred credentials{};
-        std::memcpy(&credentials, CMSG_DATA(c), sizeof credentials);
-        message.sender = credentials.pid;
-      }
-    }
-    messages_.push_back(std::move(message));
-    return true;
-  }
-
-  std::string path_;
-  int fd_ = -1;
-  std::vector<Message> messages_;
-};
 
 TEST(ServeSystemdTest, NotifiesLoadingReadyWatchdogAndStopping) {
   TempFolder folder;
