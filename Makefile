@@ -9,7 +9,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_ARGS ?=
 MODEL     ?= models/strata-demo.gguf
 
-.PHONY: all deps deps-run build build-strata build-asan test test-fast test-asan run bench deb clean
+.PHONY: all deps deps-run build build-strata build-asan test test-fast test-asan crash-matrix fuzz-long run bench deb clean
 
 all: build
 
@@ -42,6 +42,24 @@ build-asan: deps
 test: build build-asan
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE fuzz
 	ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS) -LE "gpu|browser|packaging"
+
+# The whole crash matrix (`make test` runs two crashes a point and 20 random
+# kills): a real server with a disk cache killed 10 times at every crash point
+# of common/crash_point.h and 200 times at random moments with requests in
+# flight, each followed by a restart that must serve every acknowledged block
+# and nothing wrong. About ten minutes; prints the counts as JSON.
+crash-matrix: build
+	STRATA_CRASH_RUNS=10 STRATA_RANDOM_KILLS=200 \
+	  $(BUILD_DIR)/tests/service/serve/serve_crash_test
+
+# Every libFuzzer target (tests/fuzz/README.md) for FUZZ_SECONDS each, one after
+# another, on the sanitizer build: `make fuzz-long FUZZ_SECONDS=3600`. What they
+# find goes to build-asan/tests/fuzz/corpus/, crashes to .../artifacts/.
+FUZZ_SECONDS ?= 3600
+fuzz-long: build-asan
+	for script in $(ASAN_DIR)/tests/fuzz/run_*.sh; do \
+	  FUZZ_SECONDS=$(FUZZ_SECONDS) sh $$script || exit 1; \
+	done
 
 # Just the unit tests of the main build: seconds, for the edit-compile loop.
 test-fast: build

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/crash_point.h"
 #include "common/log.h"
 #include "tiering/device_host_mover.h"
 #include "tiering/host_disk_mover.h"
@@ -203,6 +204,7 @@ bool Engine::step() {
     fail_batch(batch, e.what());
     return true;
   }
+  crash_point("engine.step");
   postprocess(batch);
   if (options_.check_integrity) scheduler_.check_integrity();
   publish_stats();

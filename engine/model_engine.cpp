@@ -68,7 +68,8 @@ void ModelEngine::open_disk_tier(const ModelEngineOptions& options) {
                                                               .capacity_bytes =
                                                                   options.disk_cache_bytes,
                                                               .model = fingerprint_,
-                                                              .persist = options.persist});
+                                                              .persist = options.persist,
+                                                              .retry_max = options.disk_retry_max});
     const DiskTierStats stats = disk_tier_->stats();
     log_info("disk KV cache ", dir.string(), ": ", stats.n_blocks, " blocks stored, room for ",
              stats.capacity_blocks, options.persist ? "" : " (not persisting new blocks)");

@@ -9,6 +9,7 @@
 // rules (any thread may submit).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -43,6 +44,9 @@ struct ModelEngineOptions {
   std::string cache_dir{};
   int64_t disk_cache_bytes = int64_t{16} << 30;
   bool persist = true;  // write full blocks through to disk
+  // After a failed write, the longest back-off between tries to write again
+  // (DiskTierOptions::retry_max).
+  std::chrono::milliseconds disk_retry_max = std::chrono::minutes(1);
   // Tests: Scheduler::check_integrity() after every step; each step's report.
   bool check_integrity = false;
   std::function<void(const StepReport&)> on_step = nullptr;

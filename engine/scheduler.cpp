@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/crash_point.h"
 
 namespace strata {
 
@@ -277,7 +278,9 @@ void Scheduler::publish_blocks(Sequence& seq, int64_t from, int64_t to) {
     const std::span<const TokenId> tokens = seq.tokens().subspan(i * block_tokens_, block_tokens_);
     seq.block_table[b] = blocks_.publish(seq.block_hashes[b], seq.block_table[b], tokens,
                                          b == 0 ? BlockHash{} : seq.block_hashes[b - 1]);
-    if (tiers_ && blocks_.is_cached(seq.block_table[b])) tiers_->on_published(seq.block_table[b]);
+    if (!tiers_ || !blocks_.is_cached(seq.block_table[b])) continue;
+    crash_point("engine.block_published");
+    tiers_->on_published(seq.block_table[b]);
   }
 }
 

@@ -7,10 +7,11 @@
 //
 // It is a cache, so the file is never precious: a database of an older or
 // unknown layout is dropped and recreated, and a corrupt file (not a database,
-// or damaged pages found while opening) is moved aside to `<file>.corrupt`
-// and an empty index takes its place, each with a warning. Only a database
-// written by a newer Strata (a higher schema version) is refused, so that
-// a downgrade does not destroy the newer version's cache.
+// or any damage SQLite's integrity check finds while opening, in the table or
+// its indexes) is moved aside to `<file>.corrupt` and an empty index takes its
+// place, each with a warning. Only a database written by a newer Strata (a
+// higher schema version) is refused, so that a downgrade does not destroy the
+// newer version's cache.
 //
 // Every other SQLite failure becomes a std::runtime_error naming the file,
 // the operation and SQLite's message. Rows whose stored values have the wrong
@@ -108,6 +109,11 @@ class BlockIndex {
 
   // Deletes every row of every model (POST /v1/cache/clear).
   void clear();
+
+  // Whether the file has been deleted, renamed or replaced since it was
+  // opened (SQLite's SQLITE_FCNTL_HAS_MOVED): its rows would then go on being
+  // written to a file nobody will open again. False when SQLite cannot tell.
+  bool has_moved() const;
 
   const std::filesystem::path& file() const { return file_; }
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/crash_point.h"
 #include "common/log.h"
 #include "tiering/uring_queue.h"
 
@@ -207,6 +208,7 @@ int DiskStore::open_or_create_slab(int32_t slab) {
   slabs_[static_cast<size_t>(slab)].dirty = true;  // its header and size, for sync()
   dir_dirty_ = true;
   ++counters_.slabs_created;
+  crash_point("disk.slab_created");
   return fd;
 }
 
@@ -401,6 +403,27 @@ int DiskStore::sync() {
     if (fsync(dir_fd_) != 0 && first_error == 0) first_error = errno;
   }
   return first_error;
+}
+
+int DiskStore::folder_status() const {
+  // Whether `path` names the file open as `fd`: 0, ESTALE, or an errno.
+  auto same_file = [](int fd, const std::filesystem::path& path) {
+    struct stat opened {};
+    struct stat at_path {};
+    if (fstat(fd, &opened) != 0) return errno;
+    if (opened.st_nlink == 0) return ESTALE;  // deleted
+    if (stat(path.c_str(), &at_path) != 0) {
+      return errno == ENOENT || errno == ENOTDIR ? ESTALE : errno;  // nothing there now
+    }
+    return opened.st_dev == at_path.st_dev && opened.st_ino == at_path.st_ino ? 0 : ESTALE;
+  };
+  if (const int error = same_file(dir_fd_, options_.dir); error != 0) return error;
+  for (int32_t slab = 0; slab < static_cast<int32_t>(slabs_.size()); ++slab) {
+    const Slab& state = slabs_[static_cast<size_t>(slab)];
+    if (state.fd < 0 || !state.dirty) continue;
+    if (const int error = same_file(state.fd, slab_path(slab)); error != 0) return error;
+  }
+  return access(options_.dir.c_str(), W_OK) == 0 ? 0 : errno;
 }
 
 // --- registered buffers -----------------------------------------------------

@@ -168,6 +168,17 @@ class DiskStore {
   // retry returning 0 proves nothing). Called before the index commits rows.
   int sync();
 
+  // 0 when writes to this store still land in options.dir: the directory at
+  // that path, and the name of each slab file written since the last sync(),
+  // are still the ones this store opened, and the directory can be written.
+  // Otherwise ESTALE when they are not (the folder or a slab file was
+  // deleted, renamed or replaced, or another filesystem mounted over it:
+  // writes would go to files nobody will open again), or the errno of
+  // access(W_OK) (EROFS: a read-only filesystem or mount; EACCES). The kernel
+  // does not report writes into unlinked files, so the caller asks before
+  // sync() and its commit. A few stat calls, two per slab written.
+  int folder_status() const;
+
   // Registers a host arena (e.g. BlockPool's) as io_uring fixed buffers, in
   // pieces of at most 1 GiB (a whole number of slots each, so a slot-aligned
   // arena never has a slot across two), so that reads and writes whose

@@ -12,15 +12,30 @@
 // Capacity: when the slab files are full, the least recently used rows are
 // erased (committed) before their slots are reused.
 // Failed writes: a write (or its sync, or its index row) that fails — a full
-// disk, an I/O error, the folder gone — turns persistence off until restart,
-// with one warning; loads of what is already there go on. A failure to
-// record which blocks were used costs only that record.
+// disk, an I/O error, a read-only folder — turns writing off, with one
+// warning; loads of what is already there go on. Before each commit the
+// worker also checks that the folder at the path is still the one its files
+// are in (the kernel takes writes into deleted files without a word): a
+// folder deleted or replaced while serving turns writing off the same way.
+// Writing comes back by itself: once a back-off has passed (retry_min,
+// doubling while it keeps failing, at most retry_max), the next block the
+// engine offers is written as a probe, alone. If it is durable and indexed,
+// writing is on again (one info line); if not, the back-off doubles, with
+// no line of its own (at most one "still off" line every few minutes). A
+// probe that finds the folder deleted or replaced first opens a fresh store
+// and index in the folder at the path, as at start-up, dropping the catalog
+// of the blocks it can no longer reach. Nothing wakes an idle engine to
+// probe: the probe rides on the next block it offers.
+// Logs: a failure that can repeat per block (a load that fails, a row that
+// cannot be erased) is logged a bounded number of times (common/log_limiter.h).
+// A failure to record which blocks were used costs only that record.
 //
 // Threads: the public methods may be called from any thread (they lock
 // briefly; the engine thread is the one that calls them); the I/O, the
 // checksums and SQLite run on the worker's own thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -35,6 +50,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/log_limiter.h"
 #include "tiering/block_hash.h"
 #include "tiering/block_index.h"
 #include "tiering/disk_store.h"
@@ -51,6 +67,11 @@ struct DiskTierOptions {
   // disk are served again after a restart. none: the disk only takes blocks
   // demoted from host memory under pressure, and starts empty every run.
   bool persist = true;
+  // After a failed write, the first probe write comes retry_min later; each
+  // probe that fails doubles the wait, up to retry_max. retry_min is taken
+  // as at most retry_max.
+  std::chrono::milliseconds retry_min = std::chrono::seconds(1);
+  std::chrono::milliseconds retry_max = std::chrono::minutes(1);
 };
 
 enum class TierEvent {
@@ -76,7 +97,8 @@ struct DiskTierStats {
   int64_t n_load_failures = 0;
   int64_t n_dropped = 0;      // rows dropped: bad at start-up, corrupt, reclaimed
   int64_t n_write_failures = 0;  // persists that failed, refused ones (writing off) included
-  bool writing = false;       // writes on (off after a write fails: full disk, I/O error)
+  int64_t n_reopens = 0;      // times the folder, deleted or replaced, was opened afresh
+  bool writing = false;       // writes on (off from a failed write until a probe succeeds)
 };
 
 class DiskWorker {
@@ -94,7 +116,8 @@ class DiskWorker {
 
   // Writes the block at `bytes` (block_bytes; 4096-aligned; unchanged and
   // alive until the completion is taken) and indexes it with its parent and
-  // token ids. Completes at once with kPersistFailed when persistence is off.
+  // token ids. With writing off, it is the probe when one is due
+  // (takes_writes()); otherwise it completes at once with kPersistFailed.
   void persist(const BlockHash& hash, const BlockHash& parent, std::span<const int32_t> tokens,
                const std::byte* bytes, uint64_t tag);
   // Reads the block into `dest` (a whole host slot, 4096-aligned; untouched
@@ -111,10 +134,15 @@ class DiskWorker {
   int64_t count_loadable(std::span<const BlockHash> chain, std::span<const int32_t> tokens) const;
   bool contains(const BlockHash& hash) const;
   bool writes_through() const { return options_.persist; }
-  // Whether writes are on: off, until restart, once a write has failed
-  // (full disk, I/O error, the folder gone), so that nobody retries blocks
-  // that cannot be written.
+  // Whether writes are on: off from a failed write (full disk, I/O error,
+  // a read-only, deleted or replaced folder) until a probe write succeeds.
   bool writing() const;
+  // Whether a persist() now would be tried: writing is on, or it is off and
+  // a probe is due (the back-off has passed and no probe is under way). The
+  // engine offers blocks only then, so that it never spins re-offering
+  // blocks that cannot be written, while the next block it offers after the
+  // back-off finds out whether writing works again.
+  bool takes_writes() const;
   // Drops every block of this model from the disk (after the moves in
   // flight, which may still add a few). Asynchronous.
   void clear();
@@ -134,6 +162,12 @@ class DiskWorker {
     uint64_t tag = 0;
     SlotAddress slot;
     uint64_t checksum = 0;
+    bool is_probe = false;  // writes: the one that finds out whether writing works again
+  };
+  enum class FolderState {
+    kInPlace,     // the store's files are the folder's, and it can be written
+    kGone,        // deleted or replaced (or no store is open): reopen before writing
+    kUnwritable,  // read-only, no permission, I/O errors
   };
   void run();
   void start_jobs(std::deque<Job>& jobs);
@@ -142,8 +176,19 @@ class DiskWorker {
   void finish_io(uint64_t io_id, int error);
   void commit_written();
   void record_use();
-  // Turns writing off, with one warning naming `why`.
+  // Turns writing off, with a warning naming `why` (rate-limited should
+  // writing keep coming back and failing again); the first probe is due
+  // retry_min later. Nothing more when writing is off already (a write
+  // started before it went off).
   void stop_writing(const std::string& why);
+  // The probe's outcome: writing back on, or a back-off twice as long.
+  void probe_succeeded();
+  void probe_failed(const std::string& why);
+  void release_probe();  // ended without an outcome: the next write probes
+  FolderState check_folder(std::string& why) const;
+  // Before a probe writes: "" when it may, else why not.
+  std::string prepare_probe(Job& job);
+  std::string reopen();  // "" when a fresh store and index are open
   void drop_rows(std::span<const BlockHash> hashes);
   bool reclaim_one_slot();
   void complete(TierEvent event, const BlockHash& hash, uint64_t tag);
@@ -154,7 +199,8 @@ class DiskWorker {
 
   const DiskTierOptions options_;
 
-  // Worker thread only (after construction).
+  // Worker thread only (after construction). Both null after a reopen that
+  // failed, until a probe opens them.
   std::unique_ptr<BlockIndex> index_;
   std::unique_ptr<DiskStore> store_;
   std::unordered_map<uint64_t, Job> running_;  // by I/O id
@@ -164,7 +210,21 @@ class DiskWorker {
   std::vector<BlockHash> touched_;             // loaded: LRU time to update
   std::multiset<SlotAddress> reading_;         // slots with a read in flight: not reclaimed
   uint64_t next_io_ = 1;
-  bool warned_use_ = false;  // record_use() failed and said so
+  // A probe that must reopen the folder waits for the I/O in flight (on the
+  // old store) to end; loads fail at once meanwhile.
+  std::optional<Job> deferred_probe_;
+  bool probe_written_ = false;  // the probe's block is in written_
+  // Writing off: whether its warning was logged (then so is the line that it
+  // is back on), since when, and the failed probes since then.
+  bool off_logged_ = false;
+  std::chrono::steady_clock::time_point still_off_logged_at_{};
+  int64_t n_failed_probes_ = 0;
+  // Lines that could repeat per block or per flap, bounded.
+  LogLimiter off_log_;
+  LogLimiter load_failure_log_;
+  LogLimiter erase_failure_log_;
+  LogLimiter reclaim_failure_log_;
+  LogLimiter use_failure_log_;
 
   // What is on disk and indexed, by hash (the engine's lookups read it).
   std::unordered_map<BlockHash, IndexedBlock, BlockHashHasher> catalog_;  // under mutex_
@@ -178,6 +238,11 @@ class DiskWorker {
   bool stopping_ = false;                  // under mutex_
   bool clear_requested_ = false;           // under mutex_
   std::function<void()> on_completion_;    // under mutex_
+  // Writing off: a probe may start at probe_at_ unless one is claimed (by
+  // persist(), until its outcome); retry_delay_ is the current back-off.
+  std::chrono::steady_clock::time_point probe_at_{};  // under mutex_
+  std::chrono::milliseconds retry_delay_{0};           // under mutex_
+  bool probe_claimed_ = false;                         // under mutex_
   std::thread thread_;
 };
 

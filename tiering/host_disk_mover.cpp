@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "common/crash_point.h"
 
 namespace strata {
 
@@ -22,8 +23,9 @@ void HostDiskMover::on_published(BlockId block) {
 
 bool HostDiskMover::write(BlockId block, MoveKind kind) {
   // With writing off (a write failed), a block would only fail again at once,
-  // and its failure would wake the engine to try the next: an idle spin.
-  if (!worker_.writing()) return false;
+  // and its failure would wake the engine to try the next: an idle spin. Once
+  // the back-off has passed, the next block offered is the probe.
+  if (!worker_.takes_writes()) return false;
   const PrefixCache::CachedBlock cached = cache_.cached_block(block);
   if (persisting_.contains(*cached.hash) || worker_.contains(*cached.hash)) return false;
   cache_.pin(block);  // the bytes must stay put until written; its LRU place is kept
@@ -32,6 +34,7 @@ bool HostDiskMover::write(BlockId block, MoveKind kind) {
                            .tokens = {}, .owner = 0});
   persisting_.insert(*cached.hash);
   worker_.persist(*cached.hash, *cached.parent, cached.tokens, pool_.data(block), tag);
+  crash_point(kind == MoveKind::kDemotion ? "tier.demotion_queued" : "tier.write_through_queued");
   return true;
 }
 
@@ -156,6 +159,7 @@ void HostDiskMover::finish(const TierCompletion& done) {
   Move move = std::move(it->second);
   moves_.erase(it);
   if (move.kind != MoveKind::kLoad) {
+    if (move.kind == MoveKind::kDemotion) crash_point("tier.demotion_done");
     persisting_.erase(move.hash);
     cache_.unpin(move.block);  // evictable once idle: a copy is on disk (or the write failed)
     return;
@@ -175,6 +179,7 @@ void HostDiskMover::finish(const TierCompletion& done) {
   // Our reference moves to the block publish() keeps (another request may
   // have computed the same block meanwhile).
   const BlockId kept = cache_.publish(move.hash, move.block, move.tokens, move.parent);
+  crash_point("tier.load_published");
   if (owner != owners_.end()) {
     owner->second.held.push_back(kept);
   } else {

@@ -198,6 +198,10 @@ const std::vector<Setting>& settings_table() {
       size("disk-cache-size", "Disk KV cache size cap", &ServeSettings::disk_cache_bytes, 1),
       choice("persist", "Which full KV blocks are written to the disk cache",
              &ServeSettings::persist, {"all", "none"}),
+      seconds("disk-retry-seconds",
+              "After disk cache writes fail (full, read-only or failing disk), the longest "
+              "wait between tries to write again; they start 1 s apart and double",
+              &ServeSettings::disk_retry_seconds, Zero::kRefused),
       choice("backend", "Where the model runs (auto: CUDA when a GPU can run it, else CPU)",
              &ServeSettings::backend, {"auto", "cpu", "cuda"}),
       fraction("vram-cache-fraction",

@@ -60,6 +60,8 @@ struct ServeSettings {
                                      // default_cache_dir(); "" (none) disables it
   int64_t disk_cache_bytes = int64_t{16} << 30;  // cap on the disk tier's slab files
   std::string persist = "all";       // "all": write full blocks through to disk; "none"
+  double disk_retry_seconds = 60;    // after failed disk cache writes, the longest wait
+                                     // between tries to write again (they start 1 s apart)
   std::string backend = "auto";      // "auto" (CUDA when a GPU can run it), "cpu", "cuda"
   double vram_cache_fraction = 0.9;  // CUDA: share of the VRAM left after the weights
                                      // that the KV cache (T0) may take

@@ -80,10 +80,17 @@ void write_engine(std::string& out, const EngineGauges& engine) {
   write_move_counter(out, engine.moves);
   write_gauge(out, "strata_kv_moves_in_flight", "KV block moves between tiers queued or running.",
               static_cast<double>(engine.moves_in_flight));
-  write_gauge(
-      out, "strata_kv_disk_writes_enabled",
-      "1 while KV blocks are written to the disk tier (0 without one, or after a full disk).",
-      engine.disk_writes_enabled ? 1.0 : 0.0);
+  write_gauge(out, "strata_kv_disk_writes_enabled",
+              "1 while KV blocks are written to the disk tier (0 without one, or while its "
+              "writes fail: full, read-only, failing or vanished folder; retried).",
+              engine.disk_writes_enabled ? 1.0 : 0.0);
+  write_counter(out, "strata_kv_disk_write_failures_total",
+                "KV blocks whose write to the disk tier failed (or was refused while off).",
+                engine.disk_write_failures);
+  write_counter(out, "strata_kv_disk_reopens_total",
+                "Times the disk cache folder, deleted or replaced while serving, was opened "
+                "afresh.",
+                engine.disk_reopens);
   const double hit_ratio = engine.prompt_tokens > 0
                                ? static_cast<double>(engine.cached_prompt_tokens) /
                                      static_cast<double>(engine.prompt_tokens)

@@ -47,7 +47,11 @@ struct EngineGauges {
   std::vector<TierGauge> tiers;
   std::vector<TierMove> moves;
   int64_t moves_in_flight = 0;    // block moves between tiers queued or running
-  bool disk_writes_enabled = false;  // off without a disk tier, or after a full disk
+  // Off without a disk tier, or from a failed write (full, read-only, failing
+  // or vanished folder) until a retry succeeds.
+  bool disk_writes_enabled = false;
+  int64_t disk_write_failures = 0;  // total blocks whose write to the disk tier failed
+  int64_t disk_reopens = 0;         // total times the disk cache folder was opened afresh
 };
 
 class ServiceMetrics {

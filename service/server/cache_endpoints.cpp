@@ -58,6 +58,8 @@ Json disk_json(const DiskWorker& disk, int64_t block_bytes) {
               {"bytes", d.n_blocks * block_bytes},
               {"capacity_bytes", d.capacity_blocks * block_bytes},
               {"writes_enabled", d.writing},
+              {"write_failures", d.n_write_failures},
+              {"reopens", d.n_reopens},
               {"persist", disk.writes_through() ? "all" : "none"},
               {"loads", d.n_loads},
               {"load_failures", d.n_load_failures},

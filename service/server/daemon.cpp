@@ -33,6 +33,10 @@ std::chrono::seconds whole_seconds(double seconds) {
   return std::chrono::seconds(std::max<int64_t>(1, static_cast<int64_t>(seconds + 0.5)));
 }
 
+std::chrono::milliseconds whole_milliseconds(double seconds) {
+  return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000 + 0.5)));
+}
+
 http::HttpServerOptions http_options(const ServeSettings& s) {
   return {.max_body_bytes = s.max_body_bytes,
           .request_timeout = whole_seconds(s.request_timeout_seconds),
@@ -49,7 +53,8 @@ ModelHostOptions model_options(const ServeSettings& s) {
                      .block_tokens = s.block_tokens, .threads = s.threads,
                      .backend = parse_backend(s.backend),
                      .vram_cache_fraction = s.vram_cache_fraction, .cache_dir = s.cache_dir,
-                     .disk_cache_bytes = s.disk_cache_bytes, .persist = s.persist == "all"}};
+                     .disk_cache_bytes = s.disk_cache_bytes, .persist = s.persist == "all",
+                     .disk_retry_max = whole_milliseconds(s.disk_retry_seconds)}};
 }
 
 // The names a request's "model" may use: the alias, the file name, its stem.

@@ -5,8 +5,8 @@
 
 #include "common/str_cat.h"
 #include "model/chat/chat_render.h"
-#include "service/openai/chat_completion_request.h"
 #include "service/openai/json_fields.h"
+#include "service/openai/tokenize_request.h"
 #include "service/server/json_response.h"
 
 namespace strata {
@@ -27,7 +27,9 @@ metrics::EngineGauges engine_gauges(const ModelHost& host) {
                                .tiers = {},
                                .moves = {},
                                .moves_in_flight = 0,
-                               .disk_writes_enabled = false};
+                               .disk_writes_enabled = false,
+                               .disk_write_failures = 0,
+                               .disk_reopens = 0};
   // The tier the backend computes in: host memory (T1) on the CPU, VRAM (T0)
   // on a GPU. Its hits are blocks matched there that were not first brought
   // up from a tier below.
@@ -59,6 +61,8 @@ metrics::EngineGauges engine_gauges(const ModelHost& host) {
     gauges.moves.push_back({.from = "disk", .to = "host", .bytes = d.bytes_read});
     gauges.moves_in_flight += d.n_in_flight;
     gauges.disk_writes_enabled = d.writing;
+    gauges.disk_write_failures = d.n_write_failures;
+    gauges.disk_reopens = d.n_reopens;
   }
   return gauges;
 }
@@ -83,26 +87,17 @@ http::Awaitable<std::optional<nlohmann::json>> read_model_request(http::HttpExch
 // The tokens a tokenize request stands for, or what is wrong with it.
 std::variant<std::vector<TokenId>, ApiError> tokenize_body(const nlohmann::json& body,
                                                            const LoadedModel& model) {
+  auto parsed = openai::parse_tokenize_request(body);
+  if (auto* error = std::get_if<ApiError>(&parsed)) return std::move(*error);
+  const openai::TokenizeRequest& request = std::get<openai::TokenizeRequest>(parsed);
+  if (!request.is_chat) {
+    return model.tokenizer().encode(request.prompt, {.add_special = request.add_special_tokens,
+                                                     .parse_special = true});
+  }
   try {
-    const bool add_special =
-        openai::read_bool(openai::find_field(body, "add_special_tokens"), "add_special_tokens")
-            .value_or(true);
-    if (openai::find_field(body, "messages") != nullptr) {
-      auto chat = openai::parse_chat_completion_request(body);
-      if (auto* error = std::get_if<ApiError>(&chat)) return std::move(*error);
-      try {
-        return model.encode_chat(std::get<openai::ChatCompletionRequest>(chat).messages);
-      } catch (const std::invalid_argument& e) {
-        return openai::invalid_request(e.what(), "messages");
-      }
-    }
-    std::optional<std::string> prompt =
-        openai::read_string(openai::find_field(body, "prompt"), "prompt");
-    if (!prompt)
-      return openai::invalid_request("Give \"prompt\" (a string) or \"messages\".", "prompt");
-    return model.tokenizer().encode(*prompt, {.add_special = add_special, .parse_special = true});
-  } catch (const openai::BadRequest& bad) {
-    return bad.error;
+    return model.encode_chat(request.messages);
+  } catch (const std::invalid_argument& e) {
+    return openai::invalid_request(e.what(), "messages");
   }
 }
 
@@ -169,32 +164,16 @@ http::Awaitable<void> serve_tokenize(http::HttpExchange& exchange, ApiContext& a
 http::Awaitable<void> serve_detokenize(http::HttpExchange& exchange, ApiContext& api) {
   std::optional<nlohmann::json> body = co_await read_model_request(exchange, api);
   if (!body) co_return;
-  const nlohmann::json* tokens = openai::find_field(*body, "tokens");
   const Tokenizer& tokenizer = api.model_host.model().tokenizer();
-  std::vector<TokenId> ids;
-  std::optional<ApiError> error;
-  if (tokens == nullptr || !tokens->is_array()) {
-    error = openai::invalid_request("\"tokens\" must be an array of token ids.", "tokens");
-  } else {
-    for (const nlohmann::json& token : *tokens) {
-      const bool valid = token.is_number_integer() && token.get<int64_t>() >= 0 &&
-                         token.get<int64_t>() < tokenizer.n_vocab();
-      if (!valid) {
-        error = openai::invalid_request(
-            str_cat("Every token must be an integer id below ", tokenizer.n_vocab(), "."),
-            "tokens");
-        break;
-      }
-      ids.push_back(token.get<TokenId>());
-    }
-  }
-  if (error) {
+  auto ids = openai::parse_detokenize_request(*body, tokenizer.n_vocab());
+  if (auto* error = std::get_if<ApiError>(&ids)) {
     co_await exchange.respond(error_response(*error));
     co_return;
   }
   // A whole text from its first token, as Hugging Face's decode() gives it.
   co_await exchange.respond(
-      text_of_tokens_response(tokenizer.decode(ids, {.strip_leading_space = true})));
+      text_of_tokens_response(tokenizer.decode(std::get<std::vector<TokenId>>(ids),
+                                               {.strip_leading_space = true})));
 }
 
 }  // namespace strata

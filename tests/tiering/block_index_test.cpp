@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -255,6 +256,22 @@ TEST_F(BlockIndexTest, SecondConnectionReadsWhatTheFirstCommitted) {
   EXPECT_TRUE(fs::exists(fs::path(file_.string() + "-wal")));  // WAL mode
 }
 
+// SQLite goes on writing into a deleted file without an error: has_moved()
+// is how the caller finds out.
+TEST_F(BlockIndexTest, HasMovedOnceTheFileIsDeletedOrReplaced) {
+  BlockIndex index(file_);
+  index.insert(std::vector{make_block(0)});
+  EXPECT_FALSE(index.has_moved());
+  fs::rename(file_, file_.string() + ".old");
+  EXPECT_TRUE(index.has_moved());
+  index.insert(std::vector{make_block(1)});  // no error: the reason to ask
+  fs::rename(file_.string() + ".old", file_);
+  EXPECT_FALSE(index.has_moved()) << "the same file back in place";
+  fs::remove(file_);
+  { BlockIndex replacement(file_); }
+  EXPECT_TRUE(index.has_moved()) << "another file at the path";
+}
+
 TEST_F(BlockIndexTest, NewerSchemaVersionIsRefused) {
   { BlockIndex index(file_); }
   set_user_version(file_, BlockIndex::kSchemaVersion + 1);
@@ -322,6 +339,61 @@ TEST_F(BlockIndexTest, DamagedPagesAreMovedAside) {
   EXPECT_TRUE(fs::exists(file_.string() + ".corrupt"));
   index.insert(std::vector{make_block(0)});
   EXPECT_EQ(index.count(), 1);
+}
+
+// Damage confined to an index's pages: no scan of the table reads them, but
+// load_model() walks that index, so start-up failed there instead of moving
+// the file aside (found by disk_tier_fuzzer).
+TEST_F(BlockIndexTest, DamagedIndexPagesAreMovedAside) {
+  if (std::system("sqlite3 -version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no sqlite3 shell to find the index's pages with";
+  }
+  {
+    BlockIndex index(file_);
+    std::vector<IndexedBlock> blocks;
+    for (int32_t i = 0; i < 500; ++i) blocks.push_back(make_block(i));
+    index.insert(blocks);
+  }
+  const std::string command = str_cat("sqlite3 '", file_.string(), "' \"SELECT rootpage FROM ",
+                                      "sqlite_master WHERE name = 'blocks_model_last_used'\"");
+  FILE* shell = ::popen(command.c_str(), "r");
+  ASSERT_NE(shell, nullptr);
+  int root_page = 0;
+  ASSERT_EQ(std::fscanf(shell, "%d", &root_page), 1);
+  ::pclose(shell);
+  const std::string header = read_file(file_.string()).substr(0, 100);
+  const int page_size = static_cast<uint8_t>(header[16]) << 8 | static_cast<uint8_t>(header[17]);
+  {
+    std::fstream f(file_, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(root_page - 1) * page_size);
+    for (int i = 0; i < page_size; ++i) f.put(static_cast<char>(0x5a ^ (i * 13)));
+  }
+  BlockIndex index(file_);
+  EXPECT_TRUE(fs::exists(file_.string() + ".corrupt"));
+  EXPECT_EQ(index.load_model(kModelA), std::vector<IndexedBlock>{});
+  index.insert(std::vector{make_block(0)});
+  EXPECT_EQ(index.load_model(kModelA), std::vector{make_block(0)});
+}
+
+// A header whose schema format number no SQLite writes (bytes 44-47, 1 to
+// 4) makes SQLite refuse the file with a plain SQLITE_ERROR, "unsupported
+// file format", not SQLITE_CORRUPT; it is moved aside all the same (found by
+// disk_tier_fuzzer).
+TEST_F(BlockIndexTest, UnsupportedFileFormatIsMovedAside) {
+  {
+    BlockIndex index(file_);
+    index.insert(std::vector{make_block(0)});
+  }
+  {
+    std::fstream f(file_, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(44);
+    f.put(0).put(0).put(0).put(5);
+  }
+  BlockIndex index(file_);
+  EXPECT_TRUE(fs::exists(file_.string() + ".corrupt"));
+  EXPECT_EQ(index.count(), 0);
+  index.insert(std::vector{make_block(1)});
+  EXPECT_EQ(index.find(make_block(1).hash), make_block(1));
 }
 
 TEST_F(BlockIndexTest, UnopenableFileThrowsNamingIt) {

@@ -398,6 +398,31 @@ TEST_F(DiskStoreTest, SyncReturnsZero) {
   EXPECT_EQ(store.sync(), 0);
 }
 
+// The kernel takes writes into deleted files without a word: folder_status()
+// is how the caller learns that its writes would be lost.
+TEST_F(DiskStoreTest, FolderStatusSaysWhenWritesWouldNotLandInTheFolder) {
+  DiskStore store(options("a"));
+  EXPECT_EQ(store.folder_status(), 0);
+  Blocks blocks(6, kSlotBytes);
+  blocks.fill_random(6, 9);
+  write_blocks(store, blocks, 2);  // slab 0
+  EXPECT_EQ(store.folder_status(), 0);
+  fs::remove(store.slab_path(0));
+  EXPECT_EQ(store.folder_status(), ESTALE) << "a slab written since the last sync is gone";
+  EXPECT_EQ(store.sync(), 0);
+  EXPECT_EQ(store.folder_status(), 0) << "only the slabs about to be synced are looked at";
+
+  fs::rename(dir_ / "a", dir_ / "moved");
+  EXPECT_EQ(store.folder_status(), ESTALE);
+  fs::create_directories(dir_ / "a");  // another folder at the path
+  EXPECT_EQ(store.folder_status(), ESTALE);
+  fs::remove(dir_ / "a");
+  fs::rename(dir_ / "moved", dir_ / "a");  // the same folder back
+  EXPECT_EQ(store.folder_status(), 0);
+  fs::remove_all(dir_ / "a");
+  EXPECT_EQ(store.folder_status(), ESTALE);
+}
+
 TEST_F(DiskStoreTest, BufferedIoRoundTrips) {
   DiskStoreOptions o = options("a");
   o.direct_io = false;

@@ -349,6 +349,7 @@ std::map<std::string, Sample> samples(const std::string& key_file) {
       {"cache-dir", {"/tmp/kv", [](S s) { return s.cache_dir == "/tmp/kv"; }}},
       {"disk-cache-size", {"8G", [](S s) { return s.disk_cache_bytes == int64_t{8} << 30; }}},
       {"persist", {"none", [](S s) { return s.persist == "none"; }}},
+      {"disk-retry-seconds", {"0.5", [](S s) { return s.disk_retry_seconds == 0.5; }}},
       {"kv-type", {"f32", [](S s) { return s.kv_type == "f32"; }}},
       {"backend", {"cpu", [](S s) { return s.backend == "cpu"; }}},
       {"vram-cache-fraction", {"0.5", [](S s) { return s.vram_cache_fraction == 0.5; }}},

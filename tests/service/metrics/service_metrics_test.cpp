@@ -106,7 +106,9 @@ EngineGauges sample_engine() {
           .moves = {{.from = "gpu", .to = "disk", .bytes = 4096},
                     {.from = "disk", .to = "gpu", .bytes = 8192}},
           .moves_in_flight = 2,
-          .disk_writes_enabled = true};
+          .disk_writes_enabled = true,
+          .disk_write_failures = 5,
+          .disk_reopens = 1};
 }
 
 TEST(ServiceMetricsTest, CountsRequestsByEndpointAndStatus) {
@@ -207,6 +209,9 @@ TEST(ServiceMetricsTest, RendersEngineGauges) {
            R"(strata_kv_bytes_moved_total{from="disk",to="gpu"} 8192)",
            "strata_kv_moves_in_flight 2",
            "strata_kv_disk_writes_enabled 1",
+           "# TYPE strata_kv_disk_write_failures_total counter",
+           "strata_kv_disk_write_failures_total 5",
+           "strata_kv_disk_reopens_total 1",
            "# TYPE strata_prefix_cache_hit_ratio gauge",
            "strata_prefix_cache_hit_ratio 0.25",
        }) {
