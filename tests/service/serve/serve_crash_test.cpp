@@ -4,10 +4,11 @@
 //   1. starts the server with STRATA_CRASH_AT=POINT@N (common/crash_point.h);
 //   2. sends two prompts and asks for them to be made durable (POST
 //      /v1/cache/persist): once it answers, their blocks are acknowledged;
-//   3. sends eight requests at once (sixteen to demote) — new prompts sharing a prefix, and
-//      prompts persisted by earlier runs, which a fresh process loads from
-//      disk — and waits for the crash (or, for the random runs, kills the
-//      process itself at a random moment);
+//   3. sends eight requests at once (sixteen to demote) — new prompts sharing
+//      a prefix, and prompts persisted by earlier runs, which a fresh process
+//      loads from disk — and waits for the crash, sending another wave while
+//      the point is not reached (or, for the random runs, kills the process
+//      itself at a random moment);
 //   4. audits the cache folder from outside: every index row names a slot
 //      whose bytes match its checksum (tests/service/serve/disk_cache_audit.h);
 //   5. restarts the server without a crash point and checks that it starts,
@@ -54,6 +55,7 @@ using namespace std::chrono_literals;
 
 constexpr int kBlockTokens = 16;
 constexpr int kMaxTokens = 8;
+constexpr int kMaxWaves = 4;  // of concurrent requests, until the point is reached
 
 int env_count(const char* name, int fallback) {
   const char* value = std::getenv(name);
@@ -301,35 +303,47 @@ void ServeCrashTest::run_once(const std::filesystem::path& cache, const PointPla
   }
 
   // 3. Requests in flight: new prompts, and prompts an earlier run persisted.
+  // A point not reached yet gets another wave of them, so that a busy machine,
+  // whose requests arrive more spread out, still builds the pressure that
+  // demotion needs.
   std::vector<std::string> texts;
-  for (int i = 0; i < plan.n_in_flight; ++i) {
-    const bool old = i % 3 == 2 && !on_disk.empty();
-    texts.push_back(
-        old ? on_disk[(on_disk.size() - 1 - static_cast<size_t>(i / 3)) % on_disk.size()]
-            : prompt(next_seed_++));
+  std::vector<Reply> replies;
+  const std::string reached = "crash point " + plan.point + " reached";
+  for (int wave = 0; wave < kMaxWaves; ++wave) {
+    const size_t first = texts.size();
+    for (int i = 0; i < plan.n_in_flight; ++i) {
+      const bool old = i % 3 == 2 && !on_disk.empty();
+      texts.push_back(
+          old ? on_disk[(on_disk.size() - 1 - static_cast<size_t>(i / 3)) % on_disk.size()]
+              : prompt(next_seed_++));
+    }
+    replies.resize(texts.size());
+    std::atomic<int> n_answered{0};
+    std::vector<std::thread> clients;
+    for (size_t i = first; i < texts.size(); ++i) {
+      clients.emplace_back([&, i] {
+        replies[i] = chat(socket, texts[i]);
+        ++n_answered;
+      });
+    }
+    if (plan.point.empty()) {
+      // Within the time the requests take, mostly (they take 30-100 ms).
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng_() % 60));
+      if (n_answered.load() < plan.n_in_flight) ++counts_.killed_in_flight;
+      kill(server->pid(), SIGKILL);
+    } else if (plan.sigterm) {
+      std::this_thread::sleep_for(20ms);
+      kill(server->pid(), SIGTERM);
+    }
+    for (std::thread& client : clients) client.join();
+    if (plan.point.empty() || plan.sigterm || !server->running() ||
+        server->log().find(reached) != std::string::npos) {
+      break;
+    }
   }
-  std::vector<Reply> replies(texts.size());
-  std::atomic<int> n_answered{0};
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    clients.emplace_back([&, i] {
-      replies[i] = chat(socket, texts[i]);
-      ++n_answered;
-    });
-  }
-  if (plan.point.empty()) {
-    // Within the time the requests take, mostly (they take 30-100 ms).
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng_() % 60));
-    if (n_answered.load() < plan.n_in_flight) ++counts_.killed_in_flight;
-    kill(server->pid(), SIGKILL);
-  } else if (plan.sigterm) {
-    std::this_thread::sleep_for(20ms);
-    kill(server->pid(), SIGTERM);
-  }
-  for (std::thread& client : clients) client.join();
   if (!plan.point.empty()) {
     // The disk thread may still reach the point after the last reply.
-    const bool crashed = server->wait_for_log("crash point " + plan.point + " reached", 2s);
+    const bool crashed = server->wait_for_log(reached, 2s);
     server->wait_exit(10s);
     if (crashed) ++counts_.crashed_at_point;
     EXPECT_FALSE(server->running() && crashed) << where << ": alive after its crash point";
