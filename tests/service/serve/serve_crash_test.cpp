@@ -49,6 +49,7 @@ namespace {
 
 using nlohmann::json;
 using strata::testing::HttpConnection;
+using strata::testing::seeded_words;
 using strata::testing::ServeProcess;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -62,19 +63,8 @@ int env_count(const char* name, int fallback) {
   return value != nullptr && *value != '\0' ? std::atoi(value) : fallback;
 }
 
-// `n_words` seeded pseudo-words: different seeds share nothing.
-std::string words(int n_words, uint32_t seed) {
-  static const std::vector<std::string> kWords = {
-      "river",  "stone", "lantern", "orbit",   "meadow", "copper", "whisper", "harbor",
-      "signal", "amber", "thistle", "granite", "echo",   "falcon", "velvet",  "prism"};
-  std::mt19937 rng(seed);
-  std::string text;
-  for (int i = 0; i < n_words; ++i) text += (i ? " " : "") + kWords[rng() % kWords.size()];
-  return text;
-}
-
 // Prompts share a long first part, as conversations with one system prompt do.
-std::string prompt(uint32_t seed) { return words(40, 1) + ". " + words(24, seed); }
+std::string prompt(uint32_t seed) { return seeded_words(40, 1) + ". " + seeded_words(24, seed); }
 
 struct Reply {
   bool ok = false;

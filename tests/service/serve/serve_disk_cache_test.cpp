@@ -23,21 +23,11 @@ namespace {
 using nlohmann::json;
 using strata::testing::CommandResult;
 using strata::testing::curl;
+using strata::testing::seeded_words;
 using strata::testing::ServeProcess;
 using strata::testing::tiny_serve_model;
 
 constexpr int kBlockTokens = 16;
-
-// A prompt of `n_words` seeded pseudo-words: different seeds share nothing.
-std::string words(int n_words, int seed) {
-  static const std::vector<std::string> kWords = {
-      "river", "stone", "lantern", "orbit", "meadow", "copper", "whisper", "harbor",
-      "signal", "amber", "thistle", "granite", "echo", "falcon", "velvet", "prism"};
-  std::mt19937 rng(static_cast<unsigned>(seed));
-  std::string text;
-  for (int i = 0; i < n_words; ++i) text += (i ? " " : "") + kWords[rng() % kWords.size()];
-  return text;
-}
 
 struct Completion {
   std::string text;
@@ -96,7 +86,7 @@ class ServeDiskCacheTest : public testing::Test {
 };
 
 TEST_F(ServeDiskCacheTest, LongPromptSeenBeforeIsServedFromDiskAfterARestart) {
-  const std::string prompt = words(400, 1);
+  const std::string prompt = seeded_words(400, 1);
   const Completion cold = cold_run({prompt})[0];
   ASSERT_GT(cold.prompt_tokens, 512);
   {
@@ -113,14 +103,14 @@ TEST_F(ServeDiskCacheTest, LongPromptSeenBeforeIsServedFromDiskAfterARestart) {
   EXPECT_EQ(warm.cached_tokens, cacheable(cold.prompt_tokens))
       << "only the uncached tail should be prefilled";
   // A longer prompt that starts the same: the shared blocks come from disk.
-  const Completion longer = complete(second, prompt + " " + words(40, 2));
+  const Completion longer = complete(second, prompt + " " + seeded_words(40, 2));
   EXPECT_GE(longer.cached_tokens, cacheable(cold.prompt_tokens));
 }
 
 // Blocks persisted for one model, KV type or block size: a folder per
 // fingerprint, and never a hit for another.
 TEST_F(ServeDiskCacheTest, BlocksAreNeverServedToAnotherModelOrLayout) {
-  const std::string prompt = words(300, 3);
+  const std::string prompt = seeded_words(300, 3);
   {
     ServeProcess writer(tiny_serve_model(), cache_args());
     complete(writer, prompt);
@@ -161,7 +151,7 @@ json get_json(const ServeProcess& server, const std::string& args) {
 // and the disk last.
 TEST_F(ServeDiskCacheTest, CacheEndpointsReportPersistAndClear) {
   ServeProcess server(tiny_serve_model(), cache_args({"--persist", "none"}));
-  const std::string prompt = words(200, 4);
+  const std::string prompt = seeded_words(200, 4);
   const Completion first = complete(server, prompt);
   json cache = get_json(server, "http://strata/v1/cache");
   const size_t n_tiers = cache["tiers"].size();
@@ -233,7 +223,7 @@ TEST_F(ServeDiskCacheTest, KillNineDuringWriteThroughNeverServesABadBlock) {
   constexpr int kCycles = 50;
   constexpr int kPrompts = 8;
   std::vector<std::string> prompts;
-  for (int i = 0; i < kPrompts; ++i) prompts.push_back(words(150 + 40 * i, 100 + i));
+  for (int i = 0; i < kPrompts; ++i) prompts.push_back(seeded_words(150 + 40 * i, 100 + i));
   const std::vector<Completion> cold = cold_run(prompts);
   std::mt19937 rng(2026);
   for (int cycle = 0; cycle < kCycles; ++cycle) {
@@ -243,7 +233,7 @@ TEST_F(ServeDiskCacheTest, KillNineDuringWriteThroughNeverServesABadBlock) {
     std::string burst;
     for (int i = 0; i < kPrompts; ++i) {
       const json body = {{"prompt", prompts[static_cast<size_t>((cycle + i) % kPrompts)] + " " +
-                                        words(20 + i, cycle * 100 + i)},
+                                        seeded_words(20 + i, cycle * 100 + i)},
                          {"max_tokens", 24}, {"temperature", 0}};
       burst += "curl -sS -o /dev/null --unix-socket " + server.socket_path() +
                " http://strata/v1/completions -d '" + body.dump() + "' 2>/dev/null & ";
@@ -269,7 +259,7 @@ TEST_F(ServeDiskCacheTest, KillNineDuringWriteThroughNeverServesABadBlock) {
 // warning; requests are still answered, and correctly.
 TEST_F(ServeDiskCacheTest, FullDiskTurnsPersistenceOffAndServingGoesOn) {
   std::vector<std::string> prompts;
-  for (int i = 0; i < 6; ++i) prompts.push_back(words(450, 200 + i));
+  for (int i = 0; i < 6; ++i) prompts.push_back(seeded_words(450, 200 + i));
   const std::vector<Completion> cold = cold_run(prompts);
   ServeProcess server(tiny_serve_model(), cache_args(), {}, /*wait_ready=*/true,
                       /*file_size_limit=*/int64_t{1} << 20);

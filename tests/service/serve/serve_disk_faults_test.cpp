@@ -29,7 +29,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -44,6 +43,7 @@ using nlohmann::json;
 using strata::testing::CommandResult;
 using strata::testing::curl;
 using strata::testing::run_shell;
+using strata::testing::seeded_words;
 using strata::testing::ServeProcess;
 using strata::testing::tiny_serve_model;
 using Clock = std::chrono::steady_clock;
@@ -57,19 +57,8 @@ constexpr uint32_t kExt4GoingFlagsNoLogFlush = 2;
 // Idle means this share of one CPU at most.
 constexpr double kIdleCpuShare = 0.05;
 
-// `n_words` seeded pseudo-words: different seeds share nothing.
-std::string words(int n_words, int seed) {
-  static const std::vector<std::string> kWords = {
-      "river", "stone", "lantern", "orbit", "meadow", "copper", "whisper", "harbor",
-      "signal", "amber", "thistle", "granite", "echo", "falcon", "velvet", "prism"};
-  std::mt19937 rng(static_cast<unsigned>(seed));
-  std::string text;
-  for (int i = 0; i < n_words; ++i) text += (i ? " " : "") + kWords[rng() % kWords.size()];
-  return text;
-}
-
 // A prompt of about 17 blocks.
-std::string prompt(int seed) { return words(200, seed); }
+std::string prompt(int seed) { return seeded_words(200, seed); }
 
 // The greedy completion over the server's Unix socket; "" with a failure
 // when there is no reply.

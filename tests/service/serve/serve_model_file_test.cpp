@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tests/service/serve/serve_process.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 
@@ -32,23 +33,14 @@ namespace fs = std::filesystem;
 // A copy of the tiny serve model in a fresh temporary folder, removed with the object.
 class ModelCopy {
  public:
-  ModelCopy() {
-    std::string pattern = (fs::temp_directory_path() / "strata-model-file-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    folder_ = pattern;
-    fs::copy_file(strata::testing::tiny_serve_model(), path());
-  }
-  ~ModelCopy() {
-    std::error_code ignored;
-    fs::remove_all(folder_, ignored);
-  }
-  std::string path() const { return folder_ + "/model.gguf"; }
+  ModelCopy() { fs::copy_file(strata::testing::tiny_serve_model(), path()); }
+  std::string path() const { return folder_.path() + "/model.gguf"; }
   // To half its size: the tiny model's layers and output matrix lie in its
   // second half (after the 2 MiB token embedding), and every token reads them.
   void truncate_to_half() const { fs::resize_file(path(), fs::file_size(path()) / 2); }
 
  private:
-  std::string folder_;
+  strata::testing::TempFolder folder_{"strata-model-file"};
 };
 
 const std::string kRequest = R"({"prompt": "The river runs", "max_tokens": 8, "temperature": 0})";

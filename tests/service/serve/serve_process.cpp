@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <regex>
 #include <stdexcept>
 #include <thread>
@@ -135,6 +136,16 @@ std::string tiny_serve_model(int seed) {
     std::filesystem::rename(temp, path);
   }
   return path;
+}
+
+std::string seeded_words(int n_words, int seed) {
+  static const std::vector<std::string> kWords = {
+      "river",  "stone", "lantern", "orbit",   "meadow", "copper", "whisper", "harbor",
+      "signal", "amber", "thistle", "granite", "echo",   "falcon", "velvet",  "prism"};
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  std::string text;
+  for (int i = 0; i < n_words; ++i) text += (i ? " " : "") + kWords[rng() % kWords.size()];
+  return text;
 }
 
 }  // namespace strata::testing

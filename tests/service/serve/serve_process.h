@@ -63,4 +63,8 @@ CommandResult curl(const std::string& args);
 // Another seed gives another model of the same shape.
 std::string tiny_serve_model(int seed = 7);
 
+// `n_words` pseudo-words drawn with `seed`: a prompt of known length whose
+// blocks differ from those of another seed.
+std::string seeded_words(int n_words, int seed);
+
 }  // namespace strata::testing

@@ -37,6 +37,7 @@
 #include "tests/service/serve/http_connection.h"
 #include "tests/service/serve/notify_listener.h"
 #include "tests/service/serve/serve_process.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 
@@ -105,24 +106,6 @@ int free_loopback_port() {
 }
 
 // ---- The service manager's side ---------------------------------------------------
-
-// A fresh temporary folder, removed with the object.
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (fs::temp_directory_path() / "strata-activation-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // strata.socket and strata.service as systemd-socket-activate runs them:
 // listening at once, `strata serve` from the first connection on, in the same
@@ -308,7 +291,7 @@ class ServeSocketActivationTest : public ::testing::Test {
     return false;
   }
 
-  TempFolder folder_;
+  strata::testing::TempFolder folder_{"strata-activation"};
   SocketUnit unit_;
   std::string notify_path_;
   std::optional<NotifyListener> manager_;
