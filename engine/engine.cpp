@@ -289,7 +289,10 @@ void Engine::emit_token(Sequence& seq, SampledToken sample) {
   } else {
     StopMatchResult matched = seq.stops.feed(seq.decoder.feed(id));
     event.text = std::move(matched.text);
-    if (matched.stopped) reason = FinishReason::kStop;
+    if (matched.stopped) {
+      reason = FinishReason::kStop;
+      event.matched_stop = matched.matched_stop;
+    }
   }
   if (!reason && seq.n_generated() >= seq.request.max_tokens) reason = FinishReason::kLength;
   if (!reason) {
@@ -299,6 +302,7 @@ void Engine::emit_token(Sequence& seq, SampledToken sample) {
   if (!seq.stops.stopped()) {  // release text held for a stop string or a partial character
     StopMatchResult tail = seq.stops.feed(seq.decoder.flush());
     event.text += tail.text;
+    if (tail.stopped) event.matched_stop = tail.matched_stop;
     if (!tail.stopped) event.text += seq.stops.flush();
   }
   finish(scheduler_.remove(seq.id), *reason, std::move(event));

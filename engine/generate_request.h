@@ -32,6 +32,10 @@ struct GenerateRequest {
   Priority priority = Priority::kInteractive;
   bool logprobs = false;    // report each token's logprob (and sampling.n_logprobs alternatives)
   bool ignore_eos = false;  // benchmarks: always run max_tokens
+  // Control tokens appear in the text as what they stand for ("<|channel|>"), for replies
+  // whose markup is made of them (tool calls, reasoning channels); off, they add nothing.
+  // End-of-generation tokens never appear.
+  bool render_special_tokens = false;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled, kError };
@@ -51,6 +55,9 @@ struct EngineEvent {
   std::vector<TokenId> token_ids;      // tokens sampled since the last event (0 or 1)
   std::vector<SampledToken> logprobs;  // one per token_ids entry when request.logprobs
   std::optional<FinishReason> finish;  // set on the final event only
+  // On a final kStop event: the index in GenerateRequest::stop of the stop string that
+  // ended the text; -1 where an end-of-generation token did.
+  int matched_stop = -1;
   std::string error;                   // when finish == kError: what went wrong
   Usage usage;                         // valid on the final event
 };

@@ -11,7 +11,7 @@ Sequence::Sequence(uint64_t seq_id, uint64_t seq_arrival, GenerateRequest seq_re
       request(std::move(seq_request)),
       on_event(std::move(seq_on_event)),
       sampler(request.sampling),
-      decoder(tokenizer),
+      decoder(tokenizer, {.render_special = request.render_special_tokens}),
       stops(request.stop),
       tokens_(request.prompt) {
   tokens_.reserve(request.prompt.size() + static_cast<size_t>(request.max_tokens));

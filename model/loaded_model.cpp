@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "common/log.h"
 #include "common/str_cat.h"
 
 namespace strata {
@@ -15,7 +16,8 @@ std::string token_text_or_empty(const Tokenizer& tokenizer, std::optional<TokenI
 
 LoadedModel::LoadedModel(std::string path) : path_(std::move(path)) {}
 
-std::unique_ptr<LoadedModel> LoadedModel::open(const std::string& path) {
+std::unique_ptr<LoadedModel> LoadedModel::open(const std::string& path,
+                                               const std::optional<std::string>& chat_template) {
   std::unique_ptr<LoadedModel> model(new LoadedModel(path));
   try {
     model->file_ = GgufFile::open(path);
@@ -30,21 +32,43 @@ std::unique_ptr<LoadedModel> LoadedModel::open(const std::string& path) {
                                " tokens but token_embd.weight has ",
                                model->weights_->config().n_vocab, " rows"));
     }
-    const std::string* chat_template = model->file_.find_string("tokenizer.chat_template");
-    model->chat_format_ = detect_chat_format(chat_template ? *chat_template : "");
+    model->open_chat_template(chat_template);
   } catch (const std::exception& e) {
     throw std::runtime_error(str_cat(path, ": ", e.what()));
   }
   return model;
 }
 
-std::vector<TokenId> LoadedModel::encode_chat(std::span<const ChatMessage> messages) const {
-  ChatRenderOptions options;
-  options.add_generation_prompt = true;
-  options.bos_token = token_text_or_empty(*tokenizer_, tokenizer_->bos());
-  options.eos_token = token_text_or_empty(*tokenizer_, tokenizer_->eos());
-  std::string text = render_chat(chat_format_, messages, options);
-  return tokenizer_->encode(text, EncodeOptions{.add_special = false, .parse_special = true});
+void LoadedModel::open_chat_template(const std::optional<std::string>& chosen) {
+  const std::string* in_file = file_.find_string("tokenizer.chat_template");
+  std::string source;
+  if (chosen) {
+    source = *chosen;
+    has_own_chat_template_ = true;
+  } else if (in_file != nullptr && !in_file->empty()) {
+    source = *in_file;
+    has_own_chat_template_ = true;
+  } else {
+    log_warning("the model has no chat template (tokenizer.chat_template); using ChatML, "
+                "which may not be the format the model was trained on");
+    source = std::string(ChatTemplate::chatml_source());
+  }
+  try {
+    chat_template_ = std::make_unique<ChatTemplate>(
+        std::move(source), token_text_or_empty(*tokenizer_, tokenizer_->bos()),
+        token_text_or_empty(*tokenizer_, tokenizer_->eos()));
+  } catch (const std::exception& e) {
+    throw ModelError(str_cat(chosen ? "the chat template given" : "the model's chat template",
+                             " cannot be run: ", e.what(),
+                             ". Give a template that can with --chat-template FILE."));
+  }
+}
+
+LoadedModel::ChatPrompt LoadedModel::encode_chat(const ChatTemplateInput& input) const {
+  ChatPrompt prompt{.text = chat_template_->render(input), .tokens = {}};
+  prompt.tokens =
+      tokenizer_->encode(prompt.text, EncodeOptions{.add_special = false, .parse_special = true});
+  return prompt;
 }
 
 }  // namespace strata

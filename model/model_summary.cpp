@@ -1,6 +1,7 @@
 #include "model/model_summary.h"
 
-#include "model/chat/chat_format.h"
+#include "model/chat/chat_template.h"
+#include "model/chat/reply/reply_format.h"
 #include "model/gguf/gguf_file.h"
 
 namespace strata {
@@ -25,10 +26,14 @@ ModelSummary summarize_model(const GgufFile& file) {
     }
   }
 
+  // As LoadedModel reads it: an empty template is none, and none means ChatML.
   const std::string* chat_template = file.find_string("tokenizer.chat_template");
-  ChatFormat detection = detect_chat_format(chat_template ? *chat_template : "");
-  summary.chat_format = std::string(chat_family_name(detection.family));
-  summary.chat_format_is_fallback = detection.is_fallback;
+  const bool has_template = chat_template != nullptr && !chat_template->empty();
+  summary.chat_template_bytes = has_template ? chat_template->size() : 0;
+  const ReplyFormat reply =
+      detect_reply_format(has_template ? *chat_template : ChatTemplate::chatml_source());
+  summary.tool_call_syntax = std::string(tool_call_syntax_name(reply.tool_calls));
+  summary.reasoning_syntax = std::string(reasoning_syntax_name(reply.reasoning));
   return summary;
 }
 

@@ -22,8 +22,11 @@ struct ModelSummary {
   std::map<std::string, int> tensor_types;  // "q4_k" -> number of tensors
   std::string tokenizer;    // tokenizer.ggml.model: "llama", "gpt2", or "none"
   int64_t vocab_size = 0;   // tokenizer.ggml.tokens length (0 without a tokenizer)
-  std::string chat_format;  // family recognised from tokenizer.chat_template
-  bool chat_format_is_fallback = false;  // no template, or one not recognised
+  // tokenizer.chat_template: its size in bytes, 0 where the file has none (ChatML is then
+  // assumed), and how replies rendered by it mark tool calls and reasoning.
+  uint64_t chat_template_bytes = 0;
+  std::string tool_call_syntax;  // tool_call_syntax_name(): "hermes", "llama3", "none", ...
+  std::string reasoning_syntax;  // reasoning_syntax_name(): "think-tags", "none", ...
 };
 
 // Throws ModelError when the architecture or hyperparameters are unusable.

@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   strata::add_bench_command(app);
   strata::add_tokenize_command(app);
   strata::add_devices_command(app);
+  CLI::App* dev = app.add_subcommand("dev", "Tools for developing Strata and checking models");
+  dev->require_subcommand(1);
+  strata::add_render_chat_command(*dev);
 
   try {
     app.parse(argc, argv);

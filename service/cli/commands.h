@@ -15,4 +15,8 @@ void add_chat_command(CLI::App& app);      // strata chat [--server SOCKET] ...
 void add_stats_command(CLI::App& app);     // strata stats [--server SOCKET] [--json]
 void add_devices_command(CLI::App& app);   // strata devices [--json]
 
+// `strata dev ...`: tools for developing Strata and checking models. Each takes the
+// `dev` subcommand group.
+void add_render_chat_command(CLI::App& dev);  // strata dev render-chat MODEL.gguf ...
+
 }  // namespace strata

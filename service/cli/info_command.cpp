@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "model/gguf/gguf_file.h"
 #include "model/model_summary.h"
@@ -31,7 +32,9 @@ nlohmann::ordered_json summary_json(const ModelSummary& s) {
   out["n_ffn"] = c.n_ffn;
   out["vocab_size"] = s.vocab_size;
   out["tokenizer"] = s.tokenizer;
-  out["chat_format"] = s.chat_format;
+  out["chat_template_bytes"] = s.chat_template_bytes;
+  out["tool_call_syntax"] = s.tool_call_syntax;
+  out["reasoning_syntax"] = s.reasoning_syntax;
   out["kv_bytes_per_token"] = c.kv_bytes_per_token();
   out["tensor_types"] = s.tensor_types;
   out["weight_bytes"] = s.n_weight_bytes;
@@ -53,8 +56,10 @@ void print_text(const ModelSummary& s, std::ostream& out) {
       << c.head_dim << ")\n"
       << "hidden / ffn     " << c.n_embd << " / " << c.n_ffn << "\n"
       << "tokenizer        " << s.tokenizer << ", vocab " << s.vocab_size << "\n"
-      << "chat format      " << s.chat_format
-      << (s.chat_format_is_fallback ? " (template not recognised: fallback)" : "") << "\n"
+      << "chat template    "
+      << (s.chat_template_bytes > 0 ? std::to_string(s.chat_template_bytes) + " bytes"
+                                    : std::string("none (ChatML assumed)"))
+      << ", tool calls " << s.tool_call_syntax << ", reasoning " << s.reasoning_syntax << "\n"
       << "KV bytes/token   " << c.kv_bytes_per_token() << " (fp16)\n";
 }
 

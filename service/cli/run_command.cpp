@@ -12,7 +12,9 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "common/log.h"
 #include "engine/completion.h"
@@ -28,6 +30,7 @@
 #include "service/client/wait_for_model.h"
 #include "service/config/environment.h"
 #include "service/config/serve_settings.h"
+#include "service/config/setting_values.h"
 
 namespace strata {
 namespace {
@@ -49,6 +52,7 @@ struct RunOptions {
   int threads = 0;
   std::string kv_type = "f16";
   std::string backend = "auto";
+  std::string chat_template_path;  // "": the model's own chat template
 };
 
 std::vector<TokenId> encode_prompt(const LoadedModel& model, const RunOptions& o) {
@@ -56,7 +60,7 @@ std::vector<TokenId> encode_prompt(const LoadedModel& model, const RunOptions& o
   std::vector<ChatMessage> messages;
   if (!o.system.empty()) messages.push_back({"system", o.system});
   messages.push_back({"user", o.prompt});
-  return model.encode_chat(messages);
+  return model.encode_chat({.messages = chat_messages_value(messages)}).tokens;
 }
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
@@ -92,7 +96,11 @@ void run(RunOptions o, const std::atomic<bool>& interrupted) {
     throw std::runtime_error("--kv-type must be f16 or f32");
   }
 
-  std::unique_ptr<LoadedModel> model = LoadedModel::open(o.model_path);
+  std::optional<std::string> chat_template;
+  if (!o.chat_template_path.empty()) {
+    chat_template = read_chat_template_file(o.chat_template_path);
+  }
+  std::unique_ptr<LoadedModel> model = LoadedModel::open(o.model_path, chat_template);
   GenerateRequest request{.prompt = encode_prompt(*model, o), .sampling = o.sampling,
                           .max_tokens = o.max_tokens, .stop = o.stop, .ignore_eos = o.ignore_eos};
   const int64_t n_prompt = static_cast<int64_t>(request.prompt.size());
@@ -231,6 +239,9 @@ void add_run_command(CLI::App& app) {
       ->each([o](const std::string&) { o->prompt_given = true; });
   cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat format");
   cmd->add_option("--system", o->system, "System prompt (with --chat)");
+  cmd->add_option("--chat-template", o->chat_template_path,
+                  "Jinja chat template file to use instead of the model's (with --chat)")
+      ->excludes(server);
   cmd->add_option("-n,--max-tokens", o->max_tokens, "Tokens to generate at most")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)

@@ -154,6 +154,13 @@ const std::vector<Setting>& settings_table() {
       text("model-alias", "NAME",
            "Model name in /v1/models and requests (default: the file name without .gguf)",
            &ServeSettings::model_alias),
+      {.key = "chat-template",
+       .value_name = "FILE",
+       .help = "Jinja chat template to use instead of the model's own "
+               "(tokenizer.chat_template), e.g. a fixed version of it",
+       .parse = [](ServeSettings& s, std::string_view v) {
+         s.chat_template = read_chat_template_file(std::string(v));
+       }},
       endpoint("socket", "PATH",
                "Unix socket to listen on; none: no socket (default: "
                "$XDG_RUNTIME_DIR/strata/strata.sock, or /run/strata/strata.sock)",

@@ -39,6 +39,8 @@ struct ServeSettings {
                                    // default_model_dir(); "": the working directory
   std::string model_alias{};       // the name in /v1/models, accepted as "model"; default: the
                                    // model's file name without .gguf
+  std::string chat_template{};     // the text of the chat-template file, used instead of the
+                                   // model's own template; "": the model's
   std::string socket{};            // Unix socket path; default default_socket_path(); "" disables
   std::string host = "127.0.0.1";  // TCP bind address; "" disables TCP
   int port = 8080;                 // 0: any free port (tests)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "common/str_cat.h"
 #include "service/config/config_error.h"
@@ -162,6 +163,13 @@ std::string read_api_key_file(const std::string& path) {
   std::string_view key = trim(*contents);
   if (key.empty()) bad_value(str_cat("'", path, "' is empty"));
   return parse_api_key(key);
+}
+
+std::string read_chat_template_file(const std::string& path) {
+  std::optional<std::string> contents = read_text_file(path);
+  if (!contents) bad_value(str_cat("cannot read '", path, "': No such file or directory"));
+  if (trim(*contents).empty()) bad_value(str_cat("'", path, "' is empty"));
+  return std::move(*contents);
 }
 
 }  // namespace strata

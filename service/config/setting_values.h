@@ -3,7 +3,8 @@
 // with it ("'abc' is not an integer") but not where it was written: the caller knows
 // that and adds it ("STRATA_PORT: 'abc' is not an integer").
 //
-// Pure functions, except read_api_key_file (reads a file): any thread.
+// Pure functions, except read_api_key_file and read_chat_template_file (read a file): any
+// thread.
 #pragma once
 
 #include <cstdint>
@@ -46,5 +47,9 @@ std::string parse_api_key(std::string_view key);
 // The key in a file (a systemd credential, a secret mounted by a container runtime),
 // without the blanks and line break around it.
 std::string read_api_key_file(const std::string& path);
+
+// The text of a chat template file (Jinja), as written; refuses a missing or empty file.
+// Whether the template can run is checked when the model loads.
+std::string read_chat_template_file(const std::string& path);
 
 }  // namespace strata

@@ -75,8 +75,12 @@ bool host_allowed(const AccessPolicy& policy, std::string_view host_header) {
                      [&host](const std::string& allowed) { return host_of(allowed) == host; });
 }
 
-bool authorized(const AccessPolicy& policy, std::string_view authorization_header) {
+bool authorized(const AccessPolicy& policy, std::string_view authorization_header,
+                std::string_view x_api_key_header) {
   if (policy.api_key.empty()) return true;
+  if (!x_api_key_header.empty() && constant_time_equals(x_api_key_header, policy.api_key)) {
+    return true;
+  }
   constexpr std::string_view kScheme = "bearer ";
   if (!iequals(authorization_header.substr(0, kScheme.size()), kScheme)) return false;
   return constant_time_equals(authorization_header.substr(kScheme.size()), policy.api_key);

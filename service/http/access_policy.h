@@ -36,9 +36,11 @@ bool host_allowed(const AccessPolicy& policy, std::string_view host_header);
 
 // Whether the request may proceed: always when no api_key is configured (OpenAI clients
 // send a Bearer token whether or not one is needed); otherwise the header must be
-// exactly "Bearer <api_key>", the scheme in any case, one space, nothing after the key.
-// The key is compared in time that depends only on the header's length.
-bool authorized(const AccessPolicy& policy, std::string_view authorization_header);
+// exactly "Bearer <api_key>", the scheme in any case, one space, nothing after the key —
+// or, as Anthropic's clients send it, the x-api-key header exactly "<api_key>". The key
+// is compared in time that depends only on the header's length.
+bool authorized(const AccessPolicy& policy, std::string_view authorization_header,
+                std::string_view x_api_key_header = {});
 
 // The Access-Control-Allow-Origin value for a request with this Origin header, or
 // nullopt to send no CORS headers: the origin itself when it is configured exactly, "*"

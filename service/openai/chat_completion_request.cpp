@@ -3,74 +3,66 @@
 #include <exception>
 
 #include "common/str_cat.h"
+#include "service/openai/chat_messages.h"
 #include "service/openai/json_fields.h"
 
 namespace strata::openai {
 namespace {
 
-// A string, or an array of text parts joined with "\n" (as vLLM joins them).
-std::string read_content(const nlohmann::json& content, const std::string& param) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    throw_bad_request(param + " must be a string or an array of content parts", param);
-  }
-  std::string text;
-  for (size_t i = 0; i < content.size(); ++i) {
-    const nlohmann::json& part = content[i];
-    std::string part_param = str_cat(param, ".[", i, "]");
-    if (!part.is_object()) throw_bad_request(part_param + " must be an object", part_param);
-    std::string type = read_string(find_field(part, "type"), part_param + ".type").value_or("");
-    if (type != "text") {
-      throw_bad_request(str_cat("Unsupported content part type '", type,
-                                "': only 'text' parts are supported"),
-                        part_param + ".type");
+// chat_template_kwargs, with reasoning_effort added where the kwargs do not set it.
+Json read_template_kwargs(const Json& body) {
+  Json kwargs = Json::object();
+  if (const Json* given = find_field(body, "chat_template_kwargs")) {
+    if (!given->is_object()) {
+      throw_bad_request("chat_template_kwargs must be an object", "chat_template_kwargs");
     }
-    auto part_text = read_string(find_field(part, "text"), part_param + ".text");
-    if (!part_text) throw_bad_request(part_param + ".text is required", part_param + ".text");
-    if (i > 0) text += '\n';
-    text += *part_text;
+    kwargs = *given;
   }
-  return text;
+  if (auto effort = read_string(find_field(body, "reasoning_effort"), "reasoning_effort")) {
+    if (*effort != "minimal" && *effort != "low" && *effort != "medium" && *effort != "high") {
+      throw_bad_request(str_cat("Invalid reasoning_effort '", *effort,
+                                "': expected 'minimal', 'low', 'medium' or 'high'"),
+                        "reasoning_effort");
+    }
+    if (!kwargs.contains("reasoning_effort")) kwargs["reasoning_effort"] = *effort;
+  }
+  return kwargs;
 }
 
-std::vector<ChatMessage> read_messages(const nlohmann::json* messages) {
-  if (messages == nullptr) throw_bad_request("messages is required", "messages");
-  if (!messages->is_array()) throw_bad_request("messages must be an array", "messages");
-  if (messages->empty()) throw_bad_request("messages must hold at least one message", "messages");
-  std::vector<ChatMessage> out;
-  out.reserve(messages->size());
-  for (size_t i = 0; i < messages->size(); ++i) {
-    const nlohmann::json& message = (*messages)[i];
-    std::string param = str_cat("messages.[", i, "]");
-    if (!message.is_object()) throw_bad_request(param + " must be an object", param);
-    auto role = read_string(find_field(message, "role"), param + ".role");
-    if (!role) throw_bad_request(param + ".role is required", param + ".role");
-    if (*role == "developer") role = "system";
-    if (*role != "system" && *role != "user" && *role != "assistant") {
-      throw_bad_request(str_cat("Invalid role '", *role,
-                                "': expected 'system', 'developer', 'user' or 'assistant'"),
-                        param + ".role");
+// What only constrained decoding can promise is refused rather than silently not kept:
+// JSON replies (response_format) and forced tool calls (tool_choice required or named).
+void refuse_unconstrained(const Json& body, const ChatTools& tools) {
+  if (const Json* format = find_field(body, "response_format")) {
+    const std::string type =
+        format->is_object()
+            ? read_string(find_field(*format, "type"), "response_format.type").value_or("")
+            : "";
+    if (type != "text") {
+      throw_bad_request(str_cat("response_format '", type, "' is not supported yet: replies "
+                                "are not constrained to JSON. Leave response_format out (or "
+                                "{\"type\": \"text\"}) and ask for JSON in the prompt."),
+                        "response_format.type");
     }
-    const nlohmann::json* content = find_field(message, "content");
-    std::string text;
-    if (content != nullptr) {
-      text = read_content(*content, param + ".content");
-    } else if (*role != "assistant") {
-      throw_bad_request(param + ".content is required", param + ".content");
-    }
-    out.push_back(ChatMessage{.role = std::move(*role), .content = std::move(text)});
   }
-  return out;
+  if (tools.choice.mode == ToolChoiceMode::kRequired ||
+      tools.choice.mode == ToolChoiceMode::kFunction) {
+    throw_bad_request("tool_choice 'required' or a named function is not supported yet: a "
+                      "call cannot be forced. Use 'auto' (the default) or 'none'.",
+                      "tool_choice");
+  }
 }
 
 }  // namespace
 
 std::variant<ChatCompletionRequest, ApiError> parse_chat_completion_request(
-    const nlohmann::json& body) {
+    const Json& body) {
   try {
     if (!body.is_object()) return invalid_request("The request body must be a JSON object.");
     ChatCompletionRequest request;
-    request.messages = read_messages(find_field(body, "messages"));
+    request.messages = read_chat_messages(find_field(body, "messages"));
+    request.tools = read_chat_tools(body);
+    refuse_unconstrained(body, request.tools);
+    request.template_kwargs = read_template_kwargs(body);
     request.options = read_generation_options(body);
     GenerationOptions& options = request.options;
     options.logprobs = read_bool(find_field(body, "logprobs"), "logprobs").value_or(false);
@@ -89,7 +81,7 @@ std::variant<ChatCompletionRequest, ApiError> parse_chat_completion_request(
     return request;
   } catch (const BadRequest& bad) {
     return bad.error;
-  } catch (const std::exception& e) {  // nlohmann::json errors: not expected, never a crash
+  } catch (const std::exception& e) {  // JSON library errors: not expected, never a crash
     return invalid_request(str_cat("Invalid request body: ", e.what()));
   }
 }

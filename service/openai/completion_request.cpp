@@ -8,7 +8,7 @@
 namespace strata::openai {
 namespace {
 
-void read_prompt(const nlohmann::json* prompt, CompletionRequest& request) {
+void read_prompt(const Json* prompt, CompletionRequest& request) {
   if (prompt == nullptr) throw_bad_request("prompt is required", "prompt");
   if (prompt->is_string()) {
     request.prompt_text = prompt->get<std::string>();
@@ -31,7 +31,7 @@ void read_prompt(const nlohmann::json* prompt, CompletionRequest& request) {
   }
   request.prompt_is_tokens = true;
   request.prompt_tokens.reserve(prompt->size());
-  for (const nlohmann::json& id : *prompt) {
+  for (const Json& id : *prompt) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
       throw_bad_request("prompt must be a string or an array of token ids (integers >= 0)",
                         "prompt");
@@ -42,7 +42,7 @@ void read_prompt(const nlohmann::json* prompt, CompletionRequest& request) {
 
 }  // namespace
 
-std::variant<CompletionRequest, ApiError> parse_completion_request(const nlohmann::json& body) {
+std::variant<CompletionRequest, ApiError> parse_completion_request(const Json& body) {
   try {
     if (!body.is_object()) return invalid_request("The request body must be a JSON object.");
     CompletionRequest request;
@@ -71,7 +71,7 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(const nlohman
     return request;
   } catch (const BadRequest& bad) {
     return bad.error;
-  } catch (const std::exception& e) {  // nlohmann::json errors: not expected, never a crash
+  } catch (const std::exception& e) {  // JSON library errors: not expected, never a crash
     return invalid_request(str_cat("Invalid request body: ", e.what()));
   }
 }

@@ -14,10 +14,9 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "model/tokenizer/vocab.h"
 #include "service/openai/generation_options.h"
+#include "service/openai/json_fields.h"
 #include "service/openai/openai_error.h"
 
 namespace strata::openai {
@@ -31,6 +30,6 @@ struct CompletionRequest {
 };
 
 // The request, or a 400 ApiError whose param names the field at fault. Never throws.
-std::variant<CompletionRequest, ApiError> parse_completion_request(const nlohmann::json& body);
+std::variant<CompletionRequest, ApiError> parse_completion_request(const Json& body);
 
 }  // namespace strata::openai

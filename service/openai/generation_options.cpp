@@ -6,18 +6,18 @@
 namespace strata::openai {
 namespace {
 
-void read_float(const nlohmann::json& body, const char* key, float& out) {
+void read_float(const Json& body, const char* key, float& out) {
   if (auto value = read_number(find_field(body, key), key)) out = static_cast<float>(*value);
 }
 
 // A string, or an array of strings.
-std::vector<std::string> read_stop(const nlohmann::json* value) {
+std::vector<std::string> read_stop(const Json* value) {
   std::vector<std::string> stop;
   if (value == nullptr) return stop;
   if (value->is_string()) {
     stop.push_back(value->get<std::string>());
   } else if (value->is_array()) {
-    for (const nlohmann::json& item : *value) {
+    for (const Json& item : *value) {
       if (!item.is_string())
         throw_bad_request("stop must be a string or an array of strings", "stop");
       stop.push_back(item.get<std::string>());
@@ -38,7 +38,7 @@ std::vector<std::string> read_stop(const nlohmann::json* value) {
 
 }  // namespace
 
-GenerationOptions read_generation_options(const nlohmann::json& body) {
+GenerationOptions read_generation_options(const Json& body) {
   GenerationOptions options;
   options.model = read_string(find_field(body, "model"), "model").value_or("");
 
@@ -75,7 +75,7 @@ GenerationOptions read_generation_options(const nlohmann::json& body) {
 
   options.stop = read_stop(find_field(body, "stop"));
   options.stream = read_bool(find_field(body, "stream"), "stream").value_or(false);
-  if (const nlohmann::json* stream_options = find_field(body, "stream_options")) {
+  if (const Json* stream_options = find_field(body, "stream_options")) {
     if (!stream_options->is_object()) {
       throw_bad_request("stream_options must be an object", "stream_options");
     }

@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "kernels/sampling/sampling_params.h"
+#include "service/openai/json_fields.h"
 
 namespace strata::openai {
 
@@ -39,7 +38,7 @@ struct GenerationOptions {
 // caller sets logprobs and sampling.n_logprobs, then calls validate_sampling). Unknown
 // fields are ignored. Throws BadRequest (json_fields.h) for a field of the wrong type or
 // out of range, including n != 1.
-GenerationOptions read_generation_options(const nlohmann::json& body);
+GenerationOptions read_generation_options(const Json& body);
 
 // Throws BadRequest when options.sampling does not validate, naming the field.
 void validate_sampling(const GenerationOptions& options);

@@ -9,25 +9,25 @@ void throw_bad_request(std::string message, std::string param) {
   throw BadRequest{invalid_request(std::move(message), std::move(param))};
 }
 
-const nlohmann::json* find_field(const nlohmann::json& object, std::string_view key) {
+const Json* find_field(const Json& object, std::string_view key) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return nullptr;
   return &*it;
 }
 
-std::optional<bool> read_bool(const nlohmann::json* value, const std::string& param) {
+std::optional<bool> read_bool(const Json* value, const std::string& param) {
   if (value == nullptr) return std::nullopt;
   if (!value->is_boolean()) throw_bad_request(param + " must be a boolean", param);
   return value->get<bool>();
 }
 
-std::optional<double> read_number(const nlohmann::json* value, const std::string& param) {
+std::optional<double> read_number(const Json* value, const std::string& param) {
   if (value == nullptr) return std::nullopt;
   if (!value->is_number()) throw_bad_request(param + " must be a number", param);
   return value->get<double>();
 }
 
-std::optional<int64_t> read_integer(const nlohmann::json* value, const std::string& param) {
+std::optional<int64_t> read_integer(const Json* value, const std::string& param) {
   if (value == nullptr) return std::nullopt;
   if (value->is_number_unsigned()) {
     uint64_t u = value->get<uint64_t>();
@@ -46,14 +46,14 @@ std::optional<int64_t> read_integer(const nlohmann::json* value, const std::stri
   throw_bad_request(param + " must be an integer", param);
 }
 
-std::optional<std::string> read_string(const nlohmann::json* value, const std::string& param) {
+std::optional<std::string> read_string(const Json* value, const std::string& param) {
   if (value == nullptr) return std::nullopt;
   if (!value->is_string()) throw_bad_request(param + " must be a string", param);
   return value->get<std::string>();
 }
 
-std::variant<nlohmann::json, ApiError> parse_json_body(std::string_view body) {
-  nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+std::variant<Json, ApiError> parse_json_body(std::string_view body) {
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
     return invalid_request(
         "We could not parse the JSON body of your request. The body must be valid JSON.");

@@ -53,9 +53,9 @@ void accumulate(CompletionResult& result, const EngineEvent& event) {
   }
 }
 
-std::string_view finish_reason(FinishReason finish) {
+std::string_view finish_reason(FinishReason finish, bool called_tools) {
   switch (finish) {
-    case FinishReason::kStop: return "stop";
+    case FinishReason::kStop: return called_tools ? "tool_calls" : "stop";
     case FinishReason::kLength: return "length";
     case FinishReason::kCancelled: return "abort";
     case FinishReason::kError: return "error";
@@ -122,8 +122,10 @@ Json completion_logprobs_json(std::span<const SampledToken> tokens,
 Json response_json(const ResponseContext& context, const CompletionResult& result) {
   Json choice;
   choice["index"] = 0;
+  bool called_tools = false;
   if (is_chat(context)) {
-    choice["message"] = Json{{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
+    choice["message"] = chat_message_json(result.text, context.split);
+    called_tools = reply_called_tools(choice["message"]);
     choice["logprobs"] =
         context.logprobs ? chat_logprobs_json(result.logprobs, context.token_bytes) : Json();
   } else {
@@ -132,7 +134,7 @@ Json response_json(const ResponseContext& context, const CompletionResult& resul
                              ? completion_logprobs_json(result.logprobs, context.token_bytes, 0)
                              : Json();
   }
-  choice["finish_reason"] = finish_reason(result.finish);
+  choice["finish_reason"] = finish_reason(result.finish, called_tools);
   Json out = header(context, /*chunk=*/false);
   out["choices"] = Json::array({std::move(choice)});
   out["usage"] = usage_json(result.usage);
@@ -146,7 +148,7 @@ std::string dump_json(const Json& json) {
 std::string sse_frame(const Json& json) { return "data: " + dump_json(json) + "\n\n"; }
 
 ResponseStream::ResponseStream(ResponseContext context, bool include_usage)
-    : context_(std::move(context)), include_usage_(include_usage) {}
+    : context_(std::move(context)), deltas_(context_.split), include_usage_(include_usage) {}
 
 Json ResponseStream::chunk(Json choices) const {
   Json out = header(context_, /*chunk=*/true);
@@ -173,7 +175,7 @@ Json ResponseStream::choice(Json delta_or_text, std::span<const SampledToken> lo
     }
   }
   out["logprobs"] = std::move(logprobs_json);
-  out["finish_reason"] = finish ? Json(finish_reason(*finish)) : Json();
+  out["finish_reason"] = finish ? Json(finish_reason(*finish, deltas_.called_tools())) : Json();
   return out;
 }
 
@@ -192,9 +194,10 @@ std::string ResponseStream::on_event(const EngineEvent& event) {
     // Text that came with the failing event is dropped: the reply is broken anyway.
     return out + on_error(server_error(event.error.empty() ? "generation failed" : event.error));
   }
-  if (!event.text.empty() || !event.logprobs.empty()) {
-    Json delta = is_chat(context_) ? Json{{"content", event.text}} : Json(event.text);
-    out += sse_frame(chunk(Json::array({choice(std::move(delta), event.logprobs, {})})));
+  if (is_chat(context_)) {
+    out += chat_deltas(event);
+  } else if (!event.text.empty() || !event.logprobs.empty()) {
+    out += sse_frame(chunk(Json::array({choice(Json(event.text), event.logprobs, {})})));
   }
   if (event.finish) {
     Json empty = is_chat(context_) ? Json::object() : Json("");
@@ -207,6 +210,23 @@ std::string ResponseStream::on_event(const EngineEvent& event) {
     }
     out += kSseDone;
     done_ = true;
+  }
+  return out;
+}
+
+std::string ResponseStream::chat_deltas(const EngineEvent& event) {
+  pending_logprobs_.insert(pending_logprobs_.end(), event.logprobs.begin(), event.logprobs.end());
+  std::vector<Json> deltas = deltas_.deltas(event.text, event.finish.has_value());
+  // Without a split every event with a token gets its chunk, as before; with one, the
+  // parser may hold text back, and the tokens' logprobs wait for the next delta.
+  // At the end, logprobs still held go out on an empty delta rather than be lost.
+  if (deltas.empty() && !pending_logprobs_.empty() && (!context_.split || event.finish)) {
+    deltas.push_back({{"content", ""}});
+  }
+  std::string out;
+  for (Json& delta : deltas) {
+    out += sse_frame(chunk(Json::array({choice(std::move(delta), pending_logprobs_, {})})));
+    pending_logprobs_.clear();
   }
   return out;
 }

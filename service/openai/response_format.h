@@ -17,24 +17,26 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/generate_request.h"
+#include "service/openai/chat_reply.h"
+#include "service/openai/json_fields.h"
 #include "service/openai/openai_error.h"
 
 namespace strata::openai {
 
-using Json = nlohmann::ordered_json;
-
 // The bytes a token stands for (Tokenizer::token_bytes); may be part of a UTF-8 character.
 using TokenBytes = std::function<std::string(TokenId)>;
 
-enum class Endpoint { kChatCompletions, kCompletions };
+// The API a request came in on: OpenAI chat completions or completions, Anthropic
+// messages (service/anthropic/) or OpenAI responses (service/responses/); the last two
+// are parsed into a chat request.
+enum class Endpoint { kChatCompletions, kCompletions, kMessages, kResponses };
 
 // What every object of one response shares.
 struct ResponseContext {
@@ -44,6 +46,8 @@ struct ResponseContext {
   std::string model;
   bool logprobs = false;   // the request asked for logprobs
   TokenBytes token_bytes;  // needed when logprobs
+  // Chat: how replies split into content, reasoning and tool calls; nullopt: all content.
+  std::optional<ReplySplit> split = std::nullopt;
 };
 
 // A whole reply, gathered from a request's events for a non-streaming response.
@@ -56,8 +60,9 @@ struct CompletionResult {
 void accumulate(CompletionResult& result, const EngineEvent& event);
 
 // "stop", "length"; a cancelled request "abort" (vLLM's word; its client is gone) and a
-// failed one "error" (errors are sent as error objects, not finish reasons).
-std::string_view finish_reason(FinishReason finish);
+// failed one "error" (errors are sent as error objects, not finish reasons). A chat reply
+// that stopped after calling tools finishes with "tool_calls".
+std::string_view finish_reason(FinishReason finish, bool called_tools = false);
 
 // {"prompt_tokens", "completion_tokens", "total_tokens",
 //  "prompt_tokens_details": {"cached_tokens"}}
@@ -92,6 +97,8 @@ class ResponseStream {
   // The frames for one event: a delta when it has text, then, on the final event, the
   // finish chunk, the usage chunk and [DONE] (or an error frame and [DONE]).
   std::string on_event(const EngineEvent& event);
+  // Chat: the frames for an event's text, one chunk per delta.
+  std::string chat_deltas(const EngineEvent& event);
   // An error frame and [DONE], for a failure outside the engine (e.g. the model unloaded).
   std::string on_error(const ApiError& error);
   bool done() const { return done_; }
@@ -102,6 +109,8 @@ class ResponseStream {
               std::optional<FinishReason> finish);
 
   ResponseContext context_;
+  ChatDeltaStream deltas_;  // chat only
+  std::vector<SampledToken> pending_logprobs_;  // chat: held until a delta carries them
   bool include_usage_;
   bool started_ = false;
   bool done_ = false;

@@ -9,7 +9,7 @@
 namespace strata::openai {
 namespace {
 
-bool is_token_id(const nlohmann::json& token, int64_t n_vocab) {
+bool is_token_id(const Json& token, int64_t n_vocab) {
   // Unsigned first: one above INT64_MAX would read as a negative int64.
   if (token.is_number_unsigned()) return token.get<uint64_t>() < static_cast<uint64_t>(n_vocab);
   return token.is_number_integer() && token.get<int64_t>() >= 0 && token.get<int64_t>() < n_vocab;
@@ -17,7 +17,7 @@ bool is_token_id(const nlohmann::json& token, int64_t n_vocab) {
 
 }  // namespace
 
-std::variant<TokenizeRequest, ApiError> parse_tokenize_request(const nlohmann::json& body) {
+std::variant<TokenizeRequest, ApiError> parse_tokenize_request(const Json& body) {
   try {
     if (!body.is_object()) return invalid_request("The request body must be a JSON object.");
     TokenizeRequest request;
@@ -26,8 +26,7 @@ std::variant<TokenizeRequest, ApiError> parse_tokenize_request(const nlohmann::j
     if (find_field(body, "messages") != nullptr) {
       auto chat = parse_chat_completion_request(body);
       if (auto* error = std::get_if<ApiError>(&chat)) return std::move(*error);
-      request.is_chat = true;
-      request.messages = std::move(std::get<ChatCompletionRequest>(chat).messages);
+      request.chat = std::move(std::get<ChatCompletionRequest>(chat));
       return request;
     }
     std::optional<std::string> prompt = read_string(find_field(body, "prompt"), "prompt");
@@ -36,21 +35,21 @@ std::variant<TokenizeRequest, ApiError> parse_tokenize_request(const nlohmann::j
     return request;
   } catch (const BadRequest& bad) {
     return bad.error;
-  } catch (const std::exception& e) {  // nlohmann::json errors: not expected, never a crash
+  } catch (const std::exception& e) {  // JSON library errors: not expected, never a crash
     return invalid_request(str_cat("Invalid request body: ", e.what()));
   }
 }
 
-std::variant<std::vector<TokenId>, ApiError> parse_detokenize_request(const nlohmann::json& body,
+std::variant<std::vector<TokenId>, ApiError> parse_detokenize_request(const Json& body,
                                                                       int64_t n_vocab) {
   if (!body.is_object()) return invalid_request("The request body must be a JSON object.");
-  const nlohmann::json* tokens = find_field(body, "tokens");
+  const Json* tokens = find_field(body, "tokens");
   if (tokens == nullptr || !tokens->is_array()) {
     return invalid_request("\"tokens\" must be an array of token ids.", "tokens");
   }
   std::vector<TokenId> ids;
   ids.reserve(tokens->size());
-  for (const nlohmann::json& token : *tokens) {
+  for (const Json& token : *tokens) {
     if (!is_token_id(token, n_vocab)) {
       return invalid_request(str_cat("Every token must be an integer id below ", n_vocab, "."),
                              "tokens");

@@ -11,30 +11,29 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "model/chat/chat_render.h"
 #include "model/tokenizer/vocab.h"
+#include "service/openai/chat_completion_request.h"
+#include "service/openai/json_fields.h"
 #include "service/openai/openai_error.h"
 
 namespace strata::openai {
 
 struct TokenizeRequest {
-  bool is_chat = false;               // messages given: render them, not prompt
-  std::vector<ChatMessage> messages;  // >= 1 when is_chat
-  std::string prompt;                 // when !is_chat
-  bool add_special_tokens = true;     // BOS/EOS around a prompt
+  std::optional<ChatCompletionRequest> chat;  // messages given: render them, not prompt
+  std::string prompt;                         // when !chat
+  bool add_special_tokens = true;             // BOS/EOS around a prompt
 };
 
 // The request, or a 400 ApiError naming the field at fault. Never throws.
-std::variant<TokenizeRequest, ApiError> parse_tokenize_request(const nlohmann::json& body);
+std::variant<TokenizeRequest, ApiError> parse_tokenize_request(const Json& body);
 
 // The ids, or a 400 ApiError naming "tokens". Never throws.
-std::variant<std::vector<TokenId>, ApiError> parse_detokenize_request(const nlohmann::json& body,
+std::variant<std::vector<TokenId>, ApiError> parse_detokenize_request(const Json& body,
                                                                       int64_t n_vocab);
 
 }  // namespace strata::openai

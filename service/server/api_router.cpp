@@ -28,6 +28,12 @@ http::Awaitable<void> serve_chat(http::HttpExchange& exchange, ApiContext& api) 
 http::Awaitable<void> serve_completions(http::HttpExchange& exchange, ApiContext& api) {
   return serve_generation(exchange, api, openai::Endpoint::kCompletions);
 }
+http::Awaitable<void> serve_messages(http::HttpExchange& exchange, ApiContext& api) {
+  return serve_generation(exchange, api, openai::Endpoint::kMessages);
+}
+http::Awaitable<void> serve_responses(http::HttpExchange& exchange, ApiContext& api) {
+  return serve_generation(exchange, api, openai::Endpoint::kResponses);
+}
 
 constexpr std::array kRoutes = {
     Route{"/health", bhttp::verb::get, serve_health},
@@ -35,6 +41,9 @@ constexpr std::array kRoutes = {
     Route{"/v1/models", bhttp::verb::get, serve_models},
     Route{"/v1/chat/completions", bhttp::verb::post, serve_chat},
     Route{"/v1/completions", bhttp::verb::post, serve_completions},
+    Route{"/v1/messages", bhttp::verb::post, serve_messages},
+    Route{"/v1/messages/count_tokens", bhttp::verb::post, serve_count_tokens},
+    Route{"/v1/responses", bhttp::verb::post, serve_responses},
     Route{"/v1/tokenize", bhttp::verb::post, serve_tokenize},
     Route{"/v1/detokenize", bhttp::verb::post, serve_detokenize},
     Route{"/v1/cache", bhttp::verb::get, serve_cache},
@@ -91,7 +100,8 @@ std::optional<openai::ApiError> check_access(http::HttpExchange& exchange, const
   // Browsers send no Authorization on a CORS preflight; /health is for probes.
   const bool open_route = (route != nullptr && route->path == "/health") || route == &kWebRoute ||
                           request.method() == bhttp::verb::options;
-  if (!open_route && !http::authorized(api.access, request[bhttp::field::authorization])) {
+  if (!open_route &&
+      !http::authorized(api.access, request[bhttp::field::authorization], request["x-api-key"])) {
     return bad_api_key();
   }
   return std::nullopt;
@@ -106,7 +116,8 @@ http::Response preflight(const http::HttpExchange& exchange, const ApiContext& a
   }
   http::Response response{http::Status::no_content, 11};
   response.set(bhttp::field::access_control_allow_methods, "GET, POST, OPTIONS");
-  response.set(bhttp::field::access_control_allow_headers, "Authorization, Content-Type");
+  response.set(bhttp::field::access_control_allow_headers,
+               "Authorization, Content-Type, X-Api-Key, Anthropic-Version");
   response.set(bhttp::field::access_control_max_age, "600");
   return response;
 }

@@ -12,7 +12,10 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/log.h"
@@ -45,7 +48,10 @@ http::HttpServerOptions http_options(const ServeSettings& s) {
 
 ModelHostOptions model_options(const ServeSettings& s) {
   std::optional<WeightType> kv_type = parse_weight_type(s.kv_type);
+  std::optional<std::string> chat_template;
+  if (!s.chat_template.empty()) chat_template = s.chat_template;
   return {.model_path = s.model,
+          .chat_template = std::move(chat_template),
           .engine = {.context_length = s.context_length, .max_running = s.max_running,
                      .max_batch_tokens = s.max_batch_tokens,
                      .host_cache_bytes = s.host_cache_bytes,

@@ -55,30 +55,27 @@ ApiError cancelled_by_server() {
 // Writes each event as SSE until the final one. False when the client could
 // not be written to.
 http::Awaitable<bool> pump_stream(http::HttpExchange& exchange, EventChannel& channel,
-                                  openai::ResponseStream& stream, TokenTimer& timer) {
+                                  openai::ReplyWriter& writer, TokenTimer& timer) {
   for (;;) {
     for (const EngineEvent& event : co_await channel.next()) {
       timer.on_event(event);
       const bool cancelled = event.finish == FinishReason::kCancelled;
       const std::string frames =
-          cancelled ? stream.on_error(cancelled_by_server()) : stream.on_event(event);
+          cancelled ? writer.stream_error(cancelled_by_server()) : writer.stream_event(event);
       if (!co_await exchange.write_chunk(frames)) co_return false;
       if (event.finish) co_return co_await exchange.end_stream();
     }
   }
 }
 
-// Gathers the events into one result, up to the final one.
-http::Awaitable<void> collect(EventChannel& channel, openai::CompletionResult& result,
-                              TokenTimer& timer) {
+// Gives the writer every event up to the final one, which is returned.
+http::Awaitable<EngineEvent> collect(EventChannel& channel, openai::ReplyWriter& writer,
+                                     TokenTimer& timer) {
   for (;;) {
     for (const EngineEvent& event : co_await channel.next()) {
       timer.on_event(event);
-      openai::accumulate(result, event);
-      if (event.finish) {
-        if (event.finish == FinishReason::kError) result.text = event.error;  // for the error
-        co_return;
-      }
+      writer.add_event(event);
+      if (event.finish) co_return event;
     }
   }
 }
@@ -86,11 +83,11 @@ http::Awaitable<void> collect(EventChannel& channel, openai::CompletionResult& r
 http::Awaitable<void> answer_stream(http::HttpExchange& exchange, ApiContext& api,
                                     PreparedGeneration& prepared, EventChannel& channel,
                                     uint64_t id, TokenTimer& timer) {
-  openai::ResponseStream stream(std::move(prepared.context), prepared.include_usage);
+  openai::ReplyWriter& writer = *prepared.writer;
   bool delivered = co_await exchange.start_stream(http::Status::ok, "text/event-stream") &&
-                   co_await exchange.write_chunk(stream.start());
+                   co_await exchange.write_chunk(writer.stream_start());
   if (delivered) {
-    auto race = co_await (pump_stream(exchange, channel, stream, timer) || exchange.client_gone());
+    auto race = co_await (pump_stream(exchange, channel, writer, timer) || exchange.client_gone());
     delivered = race.index() == 0 && std::get<0>(race);
   }
   if (!delivered) {
@@ -101,24 +98,23 @@ http::Awaitable<void> answer_stream(http::HttpExchange& exchange, ApiContext& ap
 }
 
 http::Awaitable<void> answer_whole(http::HttpExchange& exchange, ApiContext& api,
-                                   PreparedGeneration& prepared, EventChannel& channel,
-                                   uint64_t id, TokenTimer& timer) {
-  openai::CompletionResult result;
-  auto race = co_await (collect(channel, result, timer) || exchange.client_gone());
+                                   openai::Endpoint endpoint, PreparedGeneration& prepared,
+                                   EventChannel& channel, uint64_t id, TokenTimer& timer) {
+  auto race = co_await (collect(channel, *prepared.writer, timer) || exchange.client_gone());
   if (race.index() == 1) {
     api.model_host.engine().cancel(id);
     api.metrics.count_client_cancel();
     exchange.close_after_response();
     co_return;
   }
-  if (result.finish == FinishReason::kError) {
+  const EngineEvent& last = std::get<0>(race);
+  if (last.finish == FinishReason::kError) {
     co_await exchange.respond(
-        error_response(openai::server_error(str_cat("Generation failed: ", result.text))));
-  } else if (result.finish == FinishReason::kCancelled) {
-    co_await exchange.respond(error_response(cancelled_by_server()));
+        error_response(openai::server_error(str_cat("Generation failed: ", last.error)), endpoint));
+  } else if (last.finish == FinishReason::kCancelled) {
+    co_await exchange.respond(error_response(cancelled_by_server(), endpoint));
   } else {
-    co_await exchange.respond(
-        json_response(http::Status::ok, openai::response_json(prepared.context, result)));
+    co_await exchange.respond(json_response(http::Status::ok, prepared.writer->body()));
   }
 }
 
@@ -129,28 +125,30 @@ http::Awaitable<void> serve_generation(http::HttpExchange& exchange, ApiContext&
   // Admission first: a refused request costs no parsing and no tokenizing.
   std::optional<Admission::Ticket> ticket = api.admission.try_admit();
   if (!ticket) {
-    co_await exchange.respond(error_response(openai::too_many_requests(
-        str_cat("The server is busy: ", api.admission.max_active(),
-                " requests are already running or waiting. Retry after a moment."))));
+    co_await exchange.respond(
+        error_response(openai::too_many_requests(str_cat(
+                           "The server is busy: ", api.admission.max_active(),
+                           " requests are already running or waiting. Retry after a moment.")),
+                       endpoint));
     co_return;
   }
   if (api.model_host.state() != ModelHost::State::kReady) {
-    co_await exchange.respond(
-        error_response(openai::unavailable("The model is still loading. Retry after a moment.")));
+    co_await exchange.respond(error_response(
+        openai::unavailable("The model is still loading. Retry after a moment."), endpoint));
     co_return;
   }
   auto body = openai::parse_json_body(exchange.request().body());
   if (auto* error = std::get_if<ApiError>(&body)) {
-    co_await exchange.respond(error_response(*error));
+    co_await exchange.respond(error_response(*error, endpoint));
     co_return;
   }
   const ModelHost& host = api.model_host;
-  auto prepared_or = prepare_generation(
-      endpoint, std::get<nlohmann::json>(body),
-      ModelLimits{.model = host.model(), .request = host.engine().limits(),
-                  .model_names = api.model_names});
+  auto prepared_or = prepare_generation(endpoint, std::get<openai::Json>(body),
+                                        ModelLimits{.model = host.model(),
+                                                    .request = host.engine().limits(),
+                                                    .model_names = api.model_names});
   if (auto* error = std::get_if<ApiError>(&prepared_or)) {
-    co_await exchange.respond(error_response(*error));
+    co_await exchange.respond(error_response(*error, endpoint));
     co_return;
   }
   PreparedGeneration& prepared = std::get<PreparedGeneration>(prepared_or);
@@ -165,7 +163,8 @@ http::Awaitable<void> serve_generation(http::HttpExchange& exchange, ApiContext&
     refused = e.what();
   }
   if (!refused.empty()) {
-    co_await exchange.respond(error_response(openai::invalid_request(std::move(refused))));
+    co_await exchange.respond(
+        error_response(openai::invalid_request(std::move(refused)), endpoint));
     co_return;
   }
   ActiveRequests::Guard registered(api.active, id);
@@ -173,7 +172,7 @@ http::Awaitable<void> serve_generation(http::HttpExchange& exchange, ApiContext&
   if (prepared.stream) {
     co_await answer_stream(exchange, api, prepared, *channel, id, timer);
   } else {
-    co_await answer_whole(exchange, api, prepared, *channel, id, timer);
+    co_await answer_whole(exchange, api, endpoint, prepared, *channel, id, timer);
   }
   api.metrics.observe_request_duration(
       std::chrono::duration<double>(Clock::now() - exchange.received()).count());

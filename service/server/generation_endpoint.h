@@ -1,4 +1,5 @@
-// POST /v1/chat/completions and /v1/completions: admission, preparation
+// POST /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses:
+// admission, preparation
 // (prepare_generation.h), submission to the engine, then the answer — one
 // JSON body, or server-sent events as the engine produces them — while
 // watching for the client to leave, which cancels the generation.

@@ -4,7 +4,8 @@
 #include <utility>
 
 #include "common/str_cat.h"
-#include "model/chat/chat_render.h"
+#include "service/anthropic/messages_request.h"
+#include "service/openai/chat_prompt.h"
 #include "service/openai/json_fields.h"
 #include "service/openai/tokenize_request.h"
 #include "service/server/json_response.h"
@@ -67,35 +68,55 @@ metrics::EngineGauges engine_gauges(const ModelHost& host) {
   return gauges;
 }
 
+// Built outside the coroutine (see health_response).
+openai::Json input_tokens_json(int64_t n_tokens) {
+  openai::Json out = openai::Json::object();
+  out["input_tokens"] = n_tokens;
+  return out;
+}
+
+// The length of a chat request's prompt, or why the template rejects it.
+std::variant<int64_t, ApiError> count_chat_tokens(const openai::ChatCompletionRequest& request,
+                                                  const LoadedModel& model) {
+  try {
+    return static_cast<int64_t>(
+        model.encode_chat(openai::chat_template_input(request)).tokens.size());
+  } catch (const std::invalid_argument& e) {
+    return openai::invalid_request(
+        str_cat("The model's chat template rejects these messages: ", e.what()), "messages");
+  }
+}
+
 // The body as a JSON object, or the error already sent; nullopt also when the
 // model is not ready (503 sent).
-http::Awaitable<std::optional<nlohmann::json>> read_model_request(http::HttpExchange& exchange,
-                                                                   ApiContext& api) {
+http::Awaitable<std::optional<openai::Json>> read_model_request(
+    http::HttpExchange& exchange, ApiContext& api,
+    openai::Endpoint endpoint = openai::Endpoint::kChatCompletions) {
   if (api.model_host.state() != ModelHost::State::kReady) {
-    co_await exchange.respond(
-        error_response(openai::unavailable("The model is still loading. Retry after a moment.")));
+    co_await exchange.respond(error_response(
+        openai::unavailable("The model is still loading. Retry after a moment."), endpoint));
     co_return std::nullopt;
   }
   auto body = openai::parse_json_body(exchange.request().body());
   if (auto* error = std::get_if<ApiError>(&body)) {
-    co_await exchange.respond(error_response(*error));
+    co_await exchange.respond(error_response(*error, endpoint));
     co_return std::nullopt;
   }
-  co_return std::get<nlohmann::json>(std::move(body));
+  co_return std::get<openai::Json>(std::move(body));
 }
 
 // The tokens a tokenize request stands for, or what is wrong with it.
-std::variant<std::vector<TokenId>, ApiError> tokenize_body(const nlohmann::json& body,
+std::variant<std::vector<TokenId>, ApiError> tokenize_body(const openai::Json& body,
                                                            const LoadedModel& model) {
   auto parsed = openai::parse_tokenize_request(body);
   if (auto* error = std::get_if<ApiError>(&parsed)) return std::move(*error);
   const openai::TokenizeRequest& request = std::get<openai::TokenizeRequest>(parsed);
-  if (!request.is_chat) {
+  if (!request.chat) {
     return model.tokenizer().encode(request.prompt, {.add_special = request.add_special_tokens,
                                                      .parse_special = true});
   }
   try {
-    return model.encode_chat(request.messages);
+    return model.encode_chat(openai::chat_template_input(*request.chat)).tokens;
   } catch (const std::invalid_argument& e) {
     return openai::invalid_request(e.what(), "messages");
   }
@@ -150,7 +171,7 @@ http::Awaitable<void> serve_metrics(http::HttpExchange& exchange, ApiContext& ap
 }
 
 http::Awaitable<void> serve_tokenize(http::HttpExchange& exchange, ApiContext& api) {
-  std::optional<nlohmann::json> body = co_await read_model_request(exchange, api);
+  std::optional<openai::Json> body = co_await read_model_request(exchange, api);
   if (!body) co_return;
   auto tokens = tokenize_body(*body, api.model_host.model());
   if (auto* error = std::get_if<ApiError>(&tokens)) {
@@ -161,8 +182,27 @@ http::Awaitable<void> serve_tokenize(http::HttpExchange& exchange, ApiContext& a
   co_await exchange.respond(tokens_response(ids, api.model_host.context_length()));
 }
 
+http::Awaitable<void> serve_count_tokens(http::HttpExchange& exchange, ApiContext& api) {
+  constexpr openai::Endpoint kMessages = openai::Endpoint::kMessages;
+  std::optional<openai::Json> body = co_await read_model_request(exchange, api, kMessages);
+  if (!body) co_return;
+  auto request =
+      anthropic::parse_messages_request(*body, anthropic::MessagesEndpoint::kCountTokens);
+  if (auto* error = std::get_if<ApiError>(&request)) {
+    co_await exchange.respond(error_response(*error, kMessages));
+    co_return;
+  }
+  auto n_tokens = count_chat_tokens(std::get<openai::ChatCompletionRequest>(request),
+                                    api.model_host.model());
+  if (auto* error = std::get_if<ApiError>(&n_tokens)) {
+    co_await exchange.respond(error_response(*error, kMessages));
+    co_return;
+  }
+  co_await exchange.respond(json_response(http::Status::ok, input_tokens_json(std::get<int64_t>(n_tokens))));
+}
+
 http::Awaitable<void> serve_detokenize(http::HttpExchange& exchange, ApiContext& api) {
-  std::optional<nlohmann::json> body = co_await read_model_request(exchange, api);
+  std::optional<openai::Json> body = co_await read_model_request(exchange, api);
   if (!body) co_return;
   const Tokenizer& tokenizer = api.model_host.model().tokenizer();
   auto ids = openai::parse_detokenize_request(*body, tokenizer.n_vocab());

@@ -19,6 +19,8 @@ http::Awaitable<void> serve_metrics(http::HttpExchange& exchange, ApiContext& ap
 //   -> {"tokens": [...], "count": N, "max_model_len": N} (vLLM's shape)
 http::Awaitable<void> serve_tokenize(http::HttpExchange& exchange, ApiContext& api);
 // {"tokens": [...]} -> {"prompt": TEXT}
+// POST /v1/messages/count_tokens: {"input_tokens": N} for an Anthropic Messages body.
+http::Awaitable<void> serve_count_tokens(http::HttpExchange& exchange, ApiContext& api);
 http::Awaitable<void> serve_detokenize(http::HttpExchange& exchange, ApiContext& api);
 
 }  // namespace strata

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "service/anthropic/anthropic_error.h"
 #include "service/openai/response_format.h"
 
 namespace strata {
@@ -19,9 +20,11 @@ http::Response json_response(http::Status status, const nlohmann::ordered_json& 
   return text_response(status, "application/json", openai::dump_json(body));
 }
 
-http::Response error_response(const openai::ApiError& error) {
-  http::Response response =
-      json_response(static_cast<http::Status>(error.status), openai::error_json(error));
+http::Response error_response(const openai::ApiError& error, openai::Endpoint endpoint) {
+  http::Response response = json_response(
+      static_cast<http::Status>(error.status),
+      endpoint == openai::Endpoint::kMessages ? anthropic::error_json(error)
+                                              : openai::error_json(error));
   // Both are passing states (a full queue, a model still loading): tell
   // clients when to try again, which OpenAI's SDKs honour.
   if (error.status == 429 || error.status == 503) response.set(bhttp::field::retry_after, "1");

@@ -22,7 +22,7 @@ ModelHost::~ModelHost() {
 
 void ModelHost::load(const std::function<void(const std::string&)>& on_done) {
   try {
-    model_ = LoadedModel::open(options_.model_path);
+    model_ = LoadedModel::open(options_.model_path, options_.chat_template);
     file_guard_.emplace(model_->file().bytes(), model_->path());
     model_engine_ = std::make_unique<ModelEngine>(*model_, options_.engine);
     const KvLayout& layout = model_engine_->kv_layout();

@@ -25,6 +25,7 @@ namespace strata {
 
 struct ModelHostOptions {
   std::string model_path;
+  std::optional<std::string> chat_template = std::nullopt;  // replaces the model's own (its text)
   ModelEngineOptions engine;
 };
 

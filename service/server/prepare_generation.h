@@ -9,23 +9,24 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/generate_request.h"
 #include "engine/request_limits.h"
 #include "model/loaded_model.h"
 #include "service/openai/openai_error.h"
+#include "service/openai/reply_writer.h"
 #include "service/openai/response_format.h"
 
 namespace strata {
 
 struct PreparedGeneration {
   GenerateRequest request;
-  openai::ResponseContext context;  // id, created, model, logprobs, token_bytes
+  std::unique_ptr<openai::ReplyWriter> writer;  // the reply in the request's API
+  std::string model;                            // the name the reply reports
   bool stream = false;
   bool include_usage = false;
 };
@@ -37,7 +38,7 @@ struct ModelLimits {
 };
 
 std::variant<PreparedGeneration, openai::ApiError> prepare_generation(
-    openai::Endpoint endpoint, const nlohmann::json& body, const ModelLimits& limits);
+    openai::Endpoint endpoint, const openai::Json& body, const ModelLimits& limits);
 
 // OpenAI's wording, which clients parse: "This model's maximum context length is N tokens.
 // However, you requested M tokens (P in the messages, C in the completion). ..."

@@ -2,7 +2,7 @@
 // English.
 //
 //   Words: greedy and sampled completions of plain and chat prompts, through
-//   the real tokenizer, chat format and generator; at least 70% of the words
+//   the real tokenizer, chat template and generator; at least 70% of the words
 //   they hold must be in Debian's American English word list (wamerican).
 //   Perplexity: on tests/data/demo_model_heldout.json, opening paragraphs of
 //   Brown documents the model never trained on. It must beat
@@ -28,7 +28,7 @@
 #include "engine/kv_sizing.h"
 #include "engine/model_fingerprint.h"
 #include "engine/model_runtime.h"
-#include "model/chat/chat_render.h"
+#include "model/chat/chat_template.h"
 #include "model/loaded_model.h"
 
 namespace strata {
@@ -104,8 +104,7 @@ class DemoModelTest : public testing::Test {
 
   std::vector<TokenId> chat_prompt(const std::string& user) const {
     const std::vector<ChatMessage> messages = {{.role = "user", .content = user}};
-    const std::string text = render_chat(model_->chat_format(), messages, {});
-    return model_->tokenizer().encode(text, {.add_special = true, .parse_special = true});
+    return model_->encode_chat({.messages = chat_messages_value(messages)}).tokens;
   }
 
   std::string complete(const std::vector<TokenId>& prompt, const SamplingParams& sampling) const {

@@ -1,246 +1,194 @@
-// libFuzzer target for the chat formats (model/chat/): any template text is
-// recognised, and any conversation is rendered both in the recognised format
-// and in a format the input picks (every family and trait).
+// libFuzzer target for the chat template engine (model/chat/jinja/): any template text is
+// parsed, and any conversation is rendered with it, as a model's tokenizer.chat_template
+// is parsed at load and rendered per request.
 //
-// Input (FuzzedDataProvider): flags, the template, bos and eos text, then
-// messages (a role picked from the known ones or arbitrary, and content) until
-// the input runs out.
+// Input (FuzzedDataProvider): flags, the template, bos and eos text, then messages until
+// the input runs out. Each message is a dict with a role (a known one or arbitrary text)
+// and content (text, None, a list of text parts, or an arbitrary value); some carry tool
+// calls or reasoning_content. Flags choose add_generation_prompt, enable_thinking, tools
+// and an arbitrary extra variable.
 //
 // Promises checked:
-//  - detection follows the families' markers (chat_format.cpp's order);
-//  - python_strip is Python's str.strip() (an independent code-point reference);
-//  - render_chat refuses (std::invalid_argument, with a message) exactly the
-//    conversations the family's reference template raises on, and throws
-//    nothing else;
-//  - a rendered prompt holds every user turn's words as the family prints them.
+//  - parsing and rendering throw nothing but jinja::ParseError, TemplateRaised and
+//    RenderError (anything else escapes and libFuzzer reports it), and never crash,
+//    hang or leak (the sanitizers and libFuzzer's -timeout and -rss_limit_mb);
+//  - every error carries a message;
+//  - a template renders the same text twice (rendering is a pure function of the input);
+//  - detect_reply_format reads any template.
 #include <fuzzer/FuzzedDataProvider.h>
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
-#include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <vector>
+#include <utility>
 
-#include "common/log.h"
-#include "model/chat/chat_format.h"
-#include "model/chat/chat_render.h"
-#include "model/chat/python_strip.h"
+#include "model/chat/jinja/jinja_error.h"
+#include "model/chat/jinja/jinja_template.h"
+#include "model/chat/jinja/jinja_value.h"
+#include "model/chat/reply/reply_format.h"
 #include "model/tokenizer/utf8.h"
 
 namespace strata {
 namespace {
+
+using jinja::Value;
+using jinja::ValueDict;
+using jinja::ValueList;
+
+constexpr size_t kMaxTemplateBytes = 8192;
+constexpr size_t kMaxTextBytes = 256;
+constexpr size_t kMaxMessages = 32;
+constexpr int kMaxValueDepth = 3;
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "chat_template_fuzzer: %s\n", what.c_str());
   std::abort();
 }
 
-// Python's str.isspace(): bidirectional class WS, B or S, or category Zs.
-bool is_python_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+// Message text comes from JSON, which is valid UTF-8.
+std::string text(FuzzedDataProvider& input, size_t max_bytes = kMaxTextBytes) {
+  return utf8::sanitize(input.ConsumeRandomLengthString(max_bytes));
 }
 
-// The code point at text[pos] of valid UTF-8, and its length, decoded here
-// rather than with the tokenizer's helpers so that the reference shares no code.
-char32_t decode_at(std::string_view text, size_t pos, size_t& length) {
-  const auto byte = [&](size_t i) { return static_cast<char32_t>(static_cast<uint8_t>(text[i])); };
-  const char32_t lead = byte(pos);
-  if (lead < 0x80) {
-    length = 1;
-    return lead;
-  }
-  length = lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-  char32_t c = lead & (0x7F >> length);
-  for (size_t i = 1; i < length; ++i) c = (c << 6) | (byte(pos + i) & 0x3F);
-  return c;
-}
-
-// str.strip() of valid UTF-8, character by character.
-std::string_view reference_strip(std::string_view text) {
-  size_t begin = text.size();
-  size_t end = 0;
-  for (size_t pos = 0, length = 0; pos < text.size(); pos += length) {
-    if (!is_python_space(decode_at(text, pos, length))) {
-      begin = std::min(begin, pos);
-      end = pos + length;
+// Any value a request's JSON could hold: none, bool, int, float, string, list, dict.
+Value any_value(FuzzedDataProvider& input, int depth) {
+  const auto kind = input.ConsumeIntegralInRange<int>(0, depth >= kMaxValueDepth ? 4 : 6);
+  switch (kind) {
+    case 0:
+      return Value::none();
+    case 1:
+      return Value(input.ConsumeBool());
+    case 2:
+      return Value(input.ConsumeIntegral<int64_t>());
+    case 3:
+      return Value(input.ConsumeFloatingPoint<double>());
+    case 4:
+      return Value(text(input));
+    case 5: {
+      ValueList items;
+      const auto n = input.ConsumeIntegralInRange<int>(0, 4);
+      for (int i = 0; i < n; ++i) items.push_back(any_value(input, depth + 1));
+      return Value::list(std::move(items));
+    }
+    default: {
+      ValueDict items;
+      const auto n = input.ConsumeIntegralInRange<int>(0, 4);
+      for (int i = 0; i < n; ++i) items.emplace_back(text(input, 16), any_value(input, depth + 1));
+      return Value::dict(std::move(items));
     }
   }
-  return begin < end ? text.substr(begin, end - begin) : std::string_view();
 }
 
-void check_strip(std::string_view text) {
-  const std::string_view stripped = python_strip(text);
-  if (stripped != reference_strip(text)) {
-    fail("python_strip(\"" + std::string(text) + "\") is \"" + std::string(stripped) +
-         "\", Python gives \"" + std::string(reference_strip(text)) + "\"");
+constexpr std::array<std::string_view, 6> kRoles = {"system", "user",      "assistant",
+                                                    "tool",   "developer", "ipython"};
+
+// The content as chat_messages.h shapes it: text, None, text parts, or anything.
+Value content(FuzzedDataProvider& input, uint8_t pick) {
+  switch ((pick >> 3) & 3) {
+    case 0:
+    case 1:
+      return Value(text(input));
+    case 2:
+      return Value::none();
+    default:
+      return input.ConsumeBool()
+                 ? Value::list({Value::dict({{"type", "text"}, {"text", text(input)}})})
+                 : any_value(input, 1);
   }
 }
 
-ChatFamily expected_family(std::string_view chat_template) {
-  const auto has = [&](std::string_view marker) {
-    return chat_template.find(marker) != std::string_view::npos;
-  };
-  if (has("<|start_header_id|>")) return ChatFamily::kLlama3;
-  if (has("<|im_start|>")) return ChatFamily::kChatml;
-  if (has("[INST]")) return has("<<SYS>>") ? ChatFamily::kLlama2 : ChatFamily::kMistral;
-  return ChatFamily::kChatml;
+Value tool_calls(FuzzedDataProvider& input) {
+  ValueDict function = {{"name", text(input, 32)}, {"arguments", any_value(input, 1)}};
+  return Value::list({Value::dict({{"id", text(input, 16)},
+                                   {"type", "function"},
+                                   {"function", Value::dict(std::move(function))}})});
 }
 
-// The messages after an optional leading system message.
-std::span<const ChatMessage> after_system(std::span<const ChatMessage> messages) {
-  if (!messages.empty() && messages[0].role == "system") return messages.subspan(1);
-  return messages;
+// Bits of `pick`: 0-2 the role (7: arbitrary text), 3-4 the content, 5 tool calls,
+// 6 reasoning_content, 7 a tool_call_id.
+Value message(FuzzedDataProvider& input) {
+  const auto pick = input.ConsumeIntegral<uint8_t>();
+  const size_t role_index = pick & 7;
+  ValueDict fields;
+  fields.emplace_back(
+      "role", role_index < kRoles.size() ? Value(kRoles[role_index]) : Value(text(input, 16)));
+  fields.emplace_back("content", content(input, pick));
+  if (pick & 0x20) fields.emplace_back("tool_calls", tool_calls(input));
+  if (pick & 0x40) fields.emplace_back("reasoning_content", text(input));
+  if (pick & 0x80) fields.emplace_back("tool_call_id", text(input, 16));
+  return Value::dict(std::move(fields));
 }
 
-// Whether the family's reference template raises on this conversation (see the
-// comments at the top of each render_*.cpp, taken from the templates).
-bool template_raises(const ChatFormat& format, std::span<const ChatMessage> messages) {
-  switch (format.family) {
-    case ChatFamily::kLlama3:
-      return false;
-    case ChatFamily::kChatml:
-      return format.has_thinking && messages.empty();
-    case ChatFamily::kLlama2: {
-      if (messages.empty()) return true;
-      const auto turns = after_system(messages);
-      for (size_t i = 0; i < turns.size(); ++i) {
-        if ((turns[i].role == "user") != (i % 2 == 0)) return true;
-      }
-      return false;
-    }
-    case ChatFamily::kMistral: {
-      if (messages.empty()) return true;
-      // Only user and assistant turns, alternating from a user turn, render.
-      const auto turns = after_system(messages);
-      for (size_t i = 0; i < turns.size(); ++i) {
-        if (turns[i].role != "user" && turns[i].role != "assistant") return true;
-        if ((turns[i].role == "user") != (i % 2 == 0)) return true;
-      }
-      return false;
-    }
-  }
-  return false;
+Value tools(FuzzedDataProvider& input) {
+  ValueDict parameters = {{"type", "object"}, {"properties", any_value(input, 1)}};
+  ValueDict function = {{"name", text(input, 32)},
+                        {"description", text(input)},
+                        {"parameters", Value::dict(std::move(parameters))}};
+  return Value::list(
+      {Value::dict({{"type", "function"}, {"function", Value::dict(std::move(function))}})});
 }
 
-// Each user turn's words as the family prints them, where that is a plain
-// substring of the prompt: llama3 and llama2 strip the content; llama2 joins the
-// system prompt to the first turn and mistral to the last user turn.
-std::vector<std::string> printed_user_words(const ChatFormat& format,
-                                            std::span<const ChatMessage> messages) {
-  std::vector<std::string> words;
-  const bool has_system = !messages.empty() && messages[0].role == "system";
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (messages[i].role != "user") continue;
-    const std::string& content = messages[i].content;
-    switch (format.family) {
-      case ChatFamily::kLlama3:
-        words.emplace_back(reference_strip(content));
-        break;
-      case ChatFamily::kChatml:
-        words.push_back(content);
-        break;
-      case ChatFamily::kLlama2:
-        if (!(has_system && i == 1)) words.emplace_back(reference_strip(content));
-        break;
-      case ChatFamily::kMistral:
-        words.push_back(content);
-        break;
-    }
-  }
-  return words;
+// The error's message; aborts where it has none (a user would see an empty error).
+template <typename Error>
+void check_message(const Error& error, std::string_view what) {
+  if (std::string_view(error.what()).empty()) fail(std::string(what) + " without a message");
 }
 
-void check_render(const ChatFormat& format, std::span<const ChatMessage> messages,
-                  const ChatRenderOptions& options) {
-  std::optional<std::string> prompt;
+std::optional<std::string> render(const jinja::Template& chat_template, const Value& variables,
+                                  const jinja::RenderTime& time) {
   try {
-    prompt = render_chat(format, messages, options);
-  } catch (const std::invalid_argument& e) {
-    if (std::string_view(e.what()).empty()) fail("a refusal without a message");
+    return chat_template.render(variables, time);
+  } catch (const jinja::TemplateRaised&) {
+    // The template's own raise_exception text, which may well be empty.
+  } catch (const jinja::RenderError& e) {
+    check_message(e, "a RenderError");
   }
-  const std::string family(chat_family_name(format.family));
-  const bool raises = template_raises(format, messages);
-  if (raises != !prompt) {
-    fail(family + (raises ? " rendered a conversation its template refuses"
-                          : " refused a conversation its template renders"));
-  }
-  if (!prompt) return;
-  for (const std::string& words : printed_user_words(format, messages)) {
-    if (prompt->find(words) == std::string::npos) {
-      fail(family + " lost a user turn's words \"" + words + "\"");
-    }
-  }
-  if (format.family == ChatFamily::kLlama3 && !messages.empty() &&
-      !prompt->starts_with(options.bos_token)) {
-    fail("llama3 prompt does not open with the bos text");
-  }
-  const bool llama3_prompt = format.family == ChatFamily::kLlama3 &&
-                             (options.add_generation_prompt || format.always_adds_generation_prompt);
-  if (llama3_prompt && !prompt->ends_with("<|start_header_id|>assistant<|end_header_id|>\n\n")) {
-    fail("llama3 prompt lacks the generation prompt");
-  }
-  // Plain chatml ends every turn with <|im_end|>\n: only the generation prompt
-  // ends with the assistant header.
-  if (format.family == ChatFamily::kChatml && !format.has_thinking &&
-      options.add_generation_prompt != prompt->ends_with("<|im_start|>assistant\n")) {
-    fail("chatml prompt and add_generation_prompt disagree");
-  }
+  return std::nullopt;
 }
-
-constexpr std::array<std::string_view, 6> kRoles = {"system",    "user", "assistant",
-                                                    "developer", "tool", "tool_results"};
 
 }  // namespace
 }  // namespace strata
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Unrecognised templates log a warning each; the fuzzer makes millions.
-  strata::set_log_level(strata::LogLevel::kError);
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace strata;
   FuzzedDataProvider input(data, size);
   const auto flags = input.ConsumeIntegral<uint8_t>();
-  const std::string chat_template = input.ConsumeRandomLengthString(4096);
-  // Message text comes from JSON, which is valid UTF-8.
-  ChatRenderOptions options{.add_generation_prompt = (flags & 0x10) != 0,
-                            .enable_thinking = (flags & 0x20) != 0,
-                            .bos_token = utf8::sanitize(input.ConsumeRandomLengthString(16)),
-                            .eos_token = utf8::sanitize(input.ConsumeRandomLengthString(16))};
-  std::vector<ChatMessage> messages;
-  while (input.remaining_bytes() > 0 && messages.size() < 64) {
-    const auto pick = input.ConsumeIntegral<uint8_t>();
-    std::string role = pick < 240 ? std::string(kRoles[pick % kRoles.size()])
-                                  : utf8::sanitize(input.ConsumeRandomLengthString(16));
-    std::string content = utf8::sanitize(input.ConsumeRandomLengthString(2048));
-    check_strip(content);
-    messages.push_back({.role = std::move(role), .content = std::move(content)});
+  const std::string source = input.ConsumeRandomLengthString(kMaxTemplateBytes);
+  ValueDict variables = {{"bos_token", text(input, 16)}, {"eos_token", text(input, 16)}};
+  variables.emplace_back("add_generation_prompt", (flags & 1) != 0);
+  variables.emplace_back("enable_thinking", (flags & 2) != 0);
+  variables.emplace_back("tools", (flags & 4) ? tools(input) : Value::none());
+  variables.emplace_back("documents", Value::none());
+  if (flags & 8) variables.emplace_back(text(input, 16), any_value(input, 0));
+  ValueList messages;
+  while (input.remaining_bytes() > 0 && messages.size() < kMaxMessages) {
+    messages.push_back(message(input));
   }
+  variables.emplace_back("messages", Value::list(std::move(messages)));
 
-  const ChatFormat detected = detect_chat_format(chat_template);
-  if (detected.family != expected_family(chat_template)) {
-    fail("template recognised as " + std::string(chat_family_name(detected.family)));
+  (void)detect_reply_format(source);
+  std::optional<jinja::Template> chat_template;
+  try {
+    chat_template.emplace(source);
+  } catch (const jinja::ParseError& e) {
+    check_message(e, "a ParseError");
+    return 0;
   }
-  const bool unknown = chat_template.find("<|start_header_id|>") == std::string::npos &&
-                       chat_template.find("<|im_start|>") == std::string::npos &&
-                       chat_template.find("[INST]") == std::string::npos;
-  if (detected.is_fallback != unknown) fail("is_fallback disagrees with the markers");
-  check_render(detected, messages, options);
-
-  const ChatFormat picked{.family = static_cast<ChatFamily>(flags & 3),
-                          .is_fallback = false,
-                          .always_adds_generation_prompt = (flags & 4) != 0,
-                          .has_thinking = (flags & 8) != 0};
-  check_render(picked, messages, options);
+  // A fixed time: strftime_now() must not make two renders differ.
+  std::tm local_time{};
+  local_time.tm_year = 126;
+  local_time.tm_mon = 2;
+  local_time.tm_mday = 14;
+  const jinja::RenderTime time{.local_time = local_time};
+  const Value all = Value::dict(std::move(variables));
+  const std::optional<std::string> first = render(*chat_template, all, time);
+  if (first && render(*chat_template, all, time) != first) {
+    fail("the same template and variables rendered two different texts");
+  }
   return 0;
 }

@@ -115,6 +115,20 @@ http::Awaitable<void> handle(http::HttpExchange& exchange) {
   co_await serve_api(exchange, server->api);
 }
 
+// A blocking connect that a signal interrupts (libFuzzer's timers) carries on in the
+// background; POSIX says to wait for it to finish rather than call connect again.
+int finish_connect(int fd, int rc) {
+  if (rc == 0 || errno != EINTR) return rc;
+  pollfd ready{.fd = fd, .events = POLLOUT, .revents = 0};
+  while (::poll(&ready, 1, -1) < 0 && errno == EINTR) {
+  }
+  int error = 0;
+  socklen_t length = sizeof error;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) return -1;
+  errno = error;
+  return error == 0 ? 0 : -1;
+}
+
 int connect_to(bool tcp) {
   const int fd = ::socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) fail(str_cat("socket: ", std::strerror(errno)));
@@ -124,14 +138,16 @@ int connect_to(bool tcp) {
     address.sin_family = AF_INET;
     address.sin_port = htons(server->tcp_port);
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+    rc = finish_connect(
+        fd, ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address));
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   } else {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     std::memcpy(address.sun_path, server->unix_path.c_str(), server->unix_path.size() + 1);
-    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+    rc = finish_connect(
+        fd, ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address));
   }
   if (rc != 0) fail(str_cat("connect: ", std::strerror(errno)));
   return fd;

@@ -33,6 +33,7 @@
 #include "common/str_cat.h"
 #include "model/loaded_model.h"
 #include "model/tokenizer/utf8.h"
+#include "service/openai/chat_prompt.h"
 #include "service/openai/generation_options.h"
 #include "service/openai/json_fields.h"
 #include "service/openai/tokenize_request.h"
@@ -42,7 +43,7 @@
 namespace strata {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // openai::Json: bodies keep their key order
 using openai::ApiError;
 using openai::Endpoint;
 
@@ -92,8 +93,11 @@ void check_generation(Endpoint endpoint, const json& request_body, const Request
   for (const std::string& stop : request.stop) {
     if (stop.empty()) fail("an empty stop string", body);
   }
-  if (prepared.context.model != kModelNames.front() || prepared.context.endpoint != endpoint) {
-    fail("the response context names another model or endpoint", body);
+  if (prepared.model != kModelNames.front()) fail("the reply names another model", body);
+  if (!prepared.writer) fail("an accepted generation without a reply writer", body);
+  // The writer answers in the endpoint's API: only a chat stream opens with a role chunk.
+  if (prepared.writer->stream_start().empty() == (endpoint == Endpoint::kChatCompletions)) {
+    fail("a reply writer of another endpoint", body);
   }
   if (prepared.include_usage && !request_body.contains("stream_options")) {
     fail("include_usage without stream_options", body);
@@ -124,10 +128,10 @@ void check_tokenize(const json& request_body, std::string_view body) {
   if (auto* error = std::get_if<ApiError>(&result)) return check_error(*error, body);
   const openai::TokenizeRequest& request = std::get<openai::TokenizeRequest>(result);
   std::vector<TokenId> ids;
-  if (request.is_chat) {
-    if (request.messages.empty()) fail("a chat without messages was accepted", body);
+  if (request.chat) {
+    if (request.chat->messages.empty()) fail("a chat without messages was accepted", body);
     try {
-      ids = model->encode_chat(request.messages);
+      ids = model->encode_chat(openai::chat_template_input(*request.chat)).tokens;
     } catch (const std::invalid_argument&) {
       return;  // Llama 2's template refuses roles that do not alternate
     }

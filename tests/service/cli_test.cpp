@@ -23,7 +23,8 @@ struct ModelCase {
   const char* arch;
   const char* tokenizer;
   const char* type;
-  const char* chat_format;
+  const char* tool_call_syntax;  // of the tokenizer's chat template, or of ChatML without one
+  bool has_chat_template;
   int vocab_size;
 };
 
@@ -49,7 +50,10 @@ TEST_P(MakeModelTest, WritesModelThatInfoDescribes) {
   EXPECT_EQ(j["n_kv_heads"], 2);
   EXPECT_EQ(j["head_dim"], 64);
   EXPECT_EQ(j["vocab_size"], c.vocab_size);
-  EXPECT_EQ(j["chat_format"], c.chat_format);
+  EXPECT_FALSE(j.contains("chat_format"));
+  EXPECT_EQ(j["chat_template_bytes"].get<int>() > 0, c.has_chat_template);
+  EXPECT_EQ(j["tool_call_syntax"], c.tool_call_syntax);
+  EXPECT_TRUE(j["reasoning_syntax"].is_string());
   EXPECT_EQ(j["kv_bytes_per_token"], 2 * 2 * 2 * 64 * 2);
   EXPECT_TRUE(j["tensor_types"].contains(c.type)) << j["tensor_types"].dump();
   EXPECT_TRUE(j["tensor_types"].contains("f32"));  // norms stay f32
@@ -76,24 +80,41 @@ TEST_P(MakeModelTest, WritesModelThatInfoDescribes) {
 
 INSTANTIATE_TEST_SUITE_P(
     ArchTokenizerType, MakeModelTest,
-    // The llama2 npm tokenizer has no chat template: chatml is the fallback.
-    testing::Values(ModelCase{"llama", "llama2", "q4_k", "chatml", 32000},
-                    ModelCase{"llama", "llama3", "q8_0", "llama3", 128256},
-                    ModelCase{"qwen2", "qwen3", "q6_k", "chatml", 151669},
-                    ModelCase{"qwen3", "qwen3", "q5_k", "chatml", 151669},
-                    ModelCase{"llama", "llama2", "q4_0", "chatml", 32000},
-                    ModelCase{"qwen3", "llama2", "bf16", "chatml", 32000},
-                    ModelCase{"llama", "llama2", "f16", "chatml", 32000}));
+    // The llama2 npm tokenizer has no chat template: ChatML is assumed.
+    testing::Values(ModelCase{"llama", "llama2", "q4_k", "none", false, 32000},
+                    ModelCase{"llama", "llama3", "q8_0", "none", true, 128256},
+                    ModelCase{"qwen2", "qwen3", "q6_k", "hermes", true, 151669},
+                    ModelCase{"qwen3", "qwen3", "q5_k", "hermes", true, 151669},
+                    ModelCase{"llama", "llama2", "q4_0", "none", false, 32000},
+                    ModelCase{"qwen3", "llama2", "bf16", "none", false, 32000},
+                    ModelCase{"llama", "llama2", "f16", "none", false, 32000}));
 
 TEST(CliTest, ChatTemplateFileReplacesTheTokenizers) {
   std::string path = temp_model("cli_llama2_template.gguf");
-  std::string tmpl = std::string(STRATA_SOURCE_DIR) + "/tests/data/chat_templates/llama2.jinja";
+  std::string tmpl = std::string(STRATA_SOURCE_DIR) + "/tests/data/chat_templates/qwen3.jinja";
   CommandResult made =
       run_strata_dev("make-model --tokenizer llama2 --chat-template " + tmpl + " -o " + path);
   ASSERT_EQ(made.exit_code, 0) << made.errors;
   CommandResult info = run("info --json " + path);
   ASSERT_EQ(info.exit_code, 0) << info.errors;
-  EXPECT_EQ(nlohmann::json::parse(info.output)["chat_format"], "llama2");
+  nlohmann::json j = nlohmann::json::parse(info.output);
+  EXPECT_EQ(j["chat_template_bytes"], strata::testing::read_file(tmpl).size());
+  EXPECT_EQ(j["tool_call_syntax"], "hermes");
+  EXPECT_EQ(j["reasoning_syntax"], "think-tags");
+
+  CommandResult text = run("info " + path);
+  ASSERT_EQ(text.exit_code, 0) << text.errors;
+  const std::string line = "chat template    " +
+                           std::to_string(j["chat_template_bytes"].get<int>()) +
+                           " bytes, tool calls hermes, reasoning think-tags\n";
+  EXPECT_NE(text.output.find(line), std::string::npos)
+      << text.output;
+  std::string plain = temp_model("cli_llama2_no_template.gguf");
+  ASSERT_EQ(run_strata_dev("make-model --tokenizer llama2 -o " + plain).exit_code, 0);
+  CommandResult none = run("info " + plain);
+  ASSERT_EQ(none.exit_code, 0) << none.errors;
+  EXPECT_NE(none.output.find("chat template    none (ChatML assumed)"), std::string::npos)
+      << none.output;
 }
 
 TEST(CliTest, TokenizePrintsIdsAsJsonArray) {

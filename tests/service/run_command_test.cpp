@@ -1,5 +1,6 @@
 // `strata run` end to end on a small generated model: JSON output, greedy and
-// seeded determinism, standard input, chat format, clear errors, and Ctrl-C.
+// seeded determinism, standard input, chat template (the model's or a file's), clear
+// errors, and Ctrl-C.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -82,6 +83,27 @@ TEST_F(RunCommandTest, ReadsPromptFromStandardInputAndAppliesChatFormat) {
   // <|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n
   EXPECT_EQ(nlohmann::json::parse(r.output)["prompt_tokens"],
             nlohmann::json::parse("[151644, 872, 198, 13048, 151645, 198, 151644, 77091, 198]"));
+}
+
+TEST_F(RunCommandTest, ChatTemplateFileReplacesTheModels) {
+  const std::string tmpl = strata::testing::test_model_path("run_command_template.jinja");
+  std::ofstream(tmpl) << "{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}";
+  nlohmann::json out = run_json("--chat --chat-template " + tmpl + " -p Hi -n 1 --temp 0");
+  CommandResult tokens = run_shell(kStrata + " tokenize --no-bos " + model_ + " '[user] Hi'");
+  ASSERT_EQ(tokens.exit_code, 0) << tokens.errors;
+  EXPECT_EQ(out["prompt_tokens"], nlohmann::json::parse(tokens.output));
+
+  CommandResult missing = run_shell(kStrata + " run -m " + model_ +
+                                    " --chat --chat-template /nonexistent.jinja -p Hi -n 1");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.errors.find("cannot read '/nonexistent.jinja'"), std::string::npos)
+      << missing.errors;
+  std::ofstream(tmpl) << "{% if %}";
+  CommandResult broken =
+      run_shell(kStrata + " run -m " + model_ + " --chat --chat-template " + tmpl + " -p Hi -n 1");
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_NE(broken.errors.find("the chat template given cannot be run"), std::string::npos)
+      << broken.errors;
 }
 
 TEST_F(RunCommandTest, StreamsTextAndReportsSpeedsOnStandardError) {

@@ -1,13 +1,16 @@
 // The chat page's DOM-free modules under node's test runner: the SSE parser, the
-// conversation store, the settings and the reply stats.
+// reply builder, the conversation store, the settings, the reply stats and the
+// formatting of tool-call arguments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { SseParser } from '../../web/src/sse.js';
 import { ConversationStore, title_from } from '../../web/src/store.js';
 import { kDefaults, load_settings, normalize_settings, save_settings } from '../../web/src/settings.js';
-import { describe_stats, tokens_per_second } from '../../web/src/reply_stats.js';
-import { chat_request } from '../../web/src/chat_request.js';
+import { describe_stats, describe_thinking, tokens_per_second } from '../../web/src/reply_stats.js';
+import { chat_request, generate_reply } from '../../web/src/chat_request.js';
+import { ReplyBuilder } from '../../web/src/reply_builder.js';
+import { format_arguments } from '../../web/src/tool_calls_view.js';
 
 // localStorage's interface over a Map.
 class MemoryStorage {
@@ -104,4 +107,154 @@ test('stats: decode rate, cache line, stopped replies counted by chunks', () => 
     chunks: 3, ttft_ms: 1500, stopped: true };
   assert.deepEqual(describe_stats(stopped), ['≈3 tokens', '4.0 tok/s', 'TTFT 1.50 s', 'stopped']);
   assert.equal(tokens_per_second({ ...stats, decode_ms: 2 }), null, 'all in one read: no rate');
+});
+
+// A clock the test moves by hand, in ms.
+function manual_clock() {
+  const clock = { ms: 0 };
+  clock.now = () => clock.ms;
+  return clock;
+}
+
+test('reply builder: thinking, then the answer; each part apart, thinking timed', () => {
+  const clock = manual_clock();
+  const reply = { role: 'assistant', content: '' };
+  const builder = new ReplyBuilder(reply, clock.now);
+  assert.equal(builder.add({ role: 'assistant', content: '' }), false, 'a role-only delta adds nothing');
+  clock.ms = 100;
+  assert.equal(builder.add({ reasoning_content: 'The user greets. ' }), true);
+  clock.ms = 900;
+  assert.equal(builder.add({ reasoning_content: 'Reply <b>kindly</b>.' }), true);
+  assert.equal(reply.content, '');
+  assert.equal(reply.reasoning_ms, undefined, 'still thinking');
+  clock.ms = 2600;
+  assert.equal(builder.add({ content: 'Hello', reasoning_content: null }), true);
+  clock.ms = 3000;
+  builder.add({ content: ' there.' });
+  builder.finish();
+  assert.equal(reply.content, 'Hello there.');
+  assert.equal(reply.reasoning, 'The user greets. Reply <b>kindly</b>.');
+  assert.equal(reply.reasoning_ms, 2500, 'from the first thought to the first word of the answer');
+  assert.equal('tool_calls' in reply, false);
+});
+
+test('reply builder: thinking cut short by a stop ends at finish', () => {
+  const clock = manual_clock();
+  const reply = { role: 'assistant', content: '' };
+  const builder = new ReplyBuilder(reply, clock.now);
+  builder.add({ reasoning_content: 'Hmm' });
+  clock.ms = 4200;
+  builder.finish();
+  assert.equal(reply.reasoning_ms, 4200);
+  assert.equal(reply.content, '');
+});
+
+test('reply builder: interleaved fragments of two tool calls', () => {
+  const reply = { role: 'assistant', content: '' };
+  const builder = new ReplyBuilder(reply, () => 0);
+  const deltas = [
+    { reasoning_content: 'Two lookups.' },
+    { content: 'Checking both.' },
+    { tool_calls: [{ index: 0, id: 'call_a', type: 'function',
+      function: { name: 'get_weather', arguments: '' } }] },
+    { tool_calls: [{ index: 0, function: { arguments: '{"city": ' } }] },
+    { tool_calls: [{ index: 1, id: 'call_b', type: 'function',
+      function: { name: 'get_time', arguments: '' } }] },
+    { tool_calls: [{ index: 1, function: { arguments: '{"zone":' } },
+      { index: 0, function: { arguments: '"Lisbon"' } }] },
+    { tool_calls: [{ index: 0, function: { arguments: '}' } }] },
+    { tool_calls: [{ index: 1, function: { arguments: ' "UTC"}' } }] },
+  ];
+  for (const delta of deltas) assert.equal(builder.add(delta), true, JSON.stringify(delta));
+  builder.finish();
+  assert.deepEqual(reply.tool_calls, [
+    { index: 0, id: 'call_a', type: 'function',
+      function: { name: 'get_weather', arguments: '{"city": "Lisbon"}' } },
+    { index: 1, id: 'call_b', type: 'function',
+      function: { name: 'get_time', arguments: '{"zone": "UTC"}' } },
+  ]);
+  assert.equal(reply.content, 'Checking both.', 'no call and no thinking in the answer');
+  assert.doesNotMatch(reply.content, /[{}<>]|get_weather|Two lookups/);
+  assert.equal(reply.reasoning, 'Two lookups.');
+});
+
+test('reply builder: calls arriving out of order sort by index; junk is ignored', () => {
+  const reply = { role: 'assistant', content: '' };
+  const builder = new ReplyBuilder(reply, () => 0);
+  builder.add({ tool_calls: [{ index: 1, id: 'b', function: { name: 'second', arguments: '{}' } }] });
+  builder.add({ tool_calls: [{ index: 0, id: 'a', function: { name: 'first', arguments: '[]' } }] });
+  assert.deepEqual(reply.tool_calls.map((c) => c.function.name), ['first', 'second']);
+  for (const junk of [null, 'text', 7, { content: 5 }, { tool_calls: 'x' }, { tool_calls: [null] },
+    { reasoning_content: { a: 1 } }, { tool_calls: [{ index: 0, function: { arguments: 3 } }] }]) {
+    assert.equal(builder.add(junk), false, JSON.stringify(junk));
+  }
+  assert.equal(reply.content, '');
+  assert.equal('reasoning' in reply, false);
+  assert.equal(reply.tool_calls[0].function.arguments, '[]');
+});
+
+test('request: earlier thinking and tool calls never go back to the server', () => {
+  const reply = { role: 'assistant', content: '' };
+  const conversation = { messages: [
+    { role: 'user', content: 'a' },
+    { role: 'assistant', content: 'answer', reasoning: 'secret thoughts', reasoning_ms: 900,
+      tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      stats: { finish_reason: 'tool_calls' } },
+    { role: 'user', content: 'b' },
+    { role: 'assistant', content: '', reasoning: 'only thoughts' },
+    { role: 'user', content: 'c' }, reply] };
+  const request = chat_request(conversation, reply, { settings: kDefaults, model: '' });
+  assert.deepEqual(request.messages, [
+    { role: 'user', content: 'a' }, { role: 'assistant', content: 'answer' },
+    { role: 'user', content: 'b' }, { role: 'user', content: 'c' }]);
+  assert.doesNotMatch(JSON.stringify(request), /thoughts|tool_calls|reasoning/);
+});
+
+test('tool-call arguments: pretty once complete, raw while streaming or not JSON', () => {
+  assert.equal(format_arguments('{"city":"Lisbon","days":[1,2]}', { complete: true }),
+    '{\n  "city": "Lisbon",\n  "days": [\n    1,\n    2\n  ]\n}');
+  assert.equal(format_arguments('{"city":"Lis', { complete: false }), '{"city":"Lis');
+  assert.equal(format_arguments('{"city":"Lis', { complete: true }), '{"city":"Lis');
+  assert.equal(format_arguments('{"a":1}', { complete: false }), '{"a":1}');
+  assert.equal(format_arguments(undefined, { complete: true }), '');
+});
+
+test('thinking summary: live, timed, unknown', () => {
+  assert.equal(describe_thinking(undefined, { streaming: true }), 'Thinking…');
+  assert.equal(describe_thinking(undefined), 'Thoughts');
+  assert.equal(describe_thinking(400), 'Thought for less than a second');
+  assert.equal(describe_thinking(2500), 'Thought for 3 s');
+  assert.equal(describe_thinking(61_000), 'Thought for 61 s');
+});
+
+test('generate: a streamed reply with thinking, an answer and two calls, through the SSE', async (t) => {
+  const chunk = (delta, finish_reason = null) =>
+    `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason }] })}\n\n`;
+  const body = chunk({ role: 'assistant', content: '' }) +
+    chunk({ reasoning_content: 'Think <i>first</i>.' }) + chunk({ content: 'Calling.' }) +
+    chunk({ tool_calls: [{ index: 0, id: 'x', type: 'function', function: { name: 'f', arguments: '' } }] }) +
+    chunk({ tool_calls: [{ index: 1, id: 'y', type: 'function', function: { name: 'g', arguments: '' } }] }) +
+    chunk({ tool_calls: [{ index: 1, function: { arguments: '{"b":2}' } }] }) +
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":1}' } }] }) +
+    chunk({}, 'tool_calls') + 'data: [DONE]\n\n';
+  let sent = null;
+  t.mock.method(globalThis, 'fetch', async (url, init) => {
+    sent = JSON.parse(init.body);
+    return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+  });
+  const reply = { role: 'assistant', content: '' };
+  const conversation = { messages: [{ role: 'user', content: 'go' }, reply] };
+  let updates = 0;
+  await generate_reply(conversation, reply, { settings: kDefaults, model: '', signal: undefined,
+    on_update: () => ++updates });
+  assert.equal(sent.stream, true);
+  assert.equal(reply.error, undefined);
+  assert.equal(reply.content, 'Calling.');
+  assert.equal(reply.reasoning, 'Think <i>first</i>.');
+  assert.ok(Number.isFinite(reply.reasoning_ms));
+  assert.deepEqual(reply.tool_calls.map((c) => [c.id, c.function.name, c.function.arguments]),
+    [['x', 'f', '{"a":1}'], ['y', 'g', '{"b":2}']]);
+  assert.equal(reply.stats.finish_reason, 'tool_calls');
+  assert.equal(updates, 6, 'one update per delta that added something');
+  assert.equal(reply.stats.chunks, 6);
 });

@@ -72,6 +72,11 @@ TEST_F(WebUiBrowserTest, ConversationsSurviveAReload) { run_scenario("reload", *
 
 TEST_F(WebUiBrowserTest, HtmlInAReplyShowsAsTextAndRunsNothing) { run_scenario("xss", *server_); }
 
+// The reply comes from a scripted stream: a random test model neither thinks nor calls tools.
+TEST_F(WebUiBrowserTest, ShowsThinkingAndToolCallsApartFromTheAnswer) {
+  run_scenario("tool_calls", *server_);
+}
+
 TEST_F(WebUiBrowserTest, ContentSecurityPolicyBlocksInjectedScript) {
   run_scenario("csp", *server_);
 }

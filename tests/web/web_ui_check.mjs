@@ -89,6 +89,64 @@ async function fulfill_replies(page, reply) {
   });
 }
 
+// A reply of a reasoning model that calls tools, as the server streams it: thinking
+// (with markup in it), the answer, then two calls whose argument pieces interleave.
+const kToolCallReply = {
+  reasoning: ['The user wants ', 'the weather <b>and</b> ', 'the time.\nTwo calls.'],
+  answer: ['Let me look ', 'both up.'],
+  calls: [
+    { id: 'call_weather', name: 'get_weather', arguments: ['{"city":', '"Lisbon",', '"unit":"celsius"}'] },
+    { id: 'call_time', name: 'get_time', arguments: ['{"zone":', '"Europe/Lisbon"}'] },
+  ],
+};
+
+function tool_call_stream(reply) {
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({
+    object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const deltas = [{ role: 'assistant', content: '' },
+    ...reply.reasoning.map((piece) => ({ reasoning_content: piece })),
+    ...reply.answer.map((piece) => ({ content: piece }))];
+  reply.calls.forEach((call, index) => deltas.push({ tool_calls: [{ index, id: call.id,
+    type: 'function', function: { name: call.name, arguments: '' } }] }));
+  const longest = Math.max(...reply.calls.map((call) => call.arguments.length));
+  for (let i = 0; i < longest; ++i) {
+    reply.calls.forEach((call, index) => {
+      if (i < call.arguments.length) {
+        deltas.push({ tool_calls: [{ index, function: { arguments: call.arguments[i] } }] });
+      }
+    });
+  }
+  const usage = { prompt_tokens: 30, completion_tokens: deltas.length, total_tokens: 30 + deltas.length };
+  return deltas.map((delta) => chunk(delta)).join('') + chunk({}, 'tool_calls') +
+    `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [], usage })}\n\ndata: [DONE]\n\n`;
+}
+
+// Answers the page's next chat request with a stream the test feeds by hand, to see
+// the reply while it streams (page.route() answers a request whole). In the page:
+// feed(delta, finish_reason) sends one chunk, feed_end() ends the stream.
+async function hand_fed_stream(page) {
+  await page.evaluate(() => {
+    const real_fetch = window.fetch;
+    window.fetch = (url, init) => {
+      if (!String(url).endsWith('/v1/chat/completions')) return real_fetch(url, init);
+      const encoder = new TextEncoder();
+      const body = new ReadableStream({
+        start(controller) {
+          const send = (text) => controller.enqueue(encoder.encode(text));
+          window.feed = (delta, finish_reason = null) => send(`data: ${JSON.stringify({
+            object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason }] })}\n\n`);
+          window.feed_end = () => {
+            send('data: [DONE]\n\n');
+            controller.close();
+          };
+        },
+      });
+      return Promise.resolve(new Response(body, { status: 200,
+        headers: { 'Content-Type': 'text/event-stream' } }));
+    };
+  });
+}
+
 async function send(page, text) {
   await page.locator('#prompt').fill(text);
   await page.locator('#prompt').press('Enter');
@@ -188,6 +246,117 @@ const scenarios = {
       'the edited message is shown');
     check(page.sent.at(-1).messages.at(-1).content === 'Edited question' &&
       page.sent.at(-1).messages.length === 2, 'the edited message is sent');
+    check(page.errors.length === 0, 'no page errors', page.errors.join('; '));
+  },
+
+  // A reply with thinking and two tool calls, from a scripted stream (the test model
+  // can do neither): the thinking collapses once the answer is there and opens on a
+  // click; each call shows its name and pretty-printed arguments, with the finish
+  // reason; the answer holds no thinking, markup or JSON; a later turn sends the
+  // answer alone; a reload shows it all again.
+  async tool_calls(browser) {
+    const page = await open_page(browser);
+    page.sent = [];
+    await page.route('**/v1/chat/completions', async (route) => {
+      page.sent.push(JSON.parse(route.request().postData()));
+      await route.fulfill({ status: 200, contentType: 'text/event-stream',
+        body: tool_call_stream(kToolCallReply) });
+    });
+    await send(page, 'Weather and time in Lisbon?');
+    await wait_idle(page);
+
+    const check_reply = async (when) => {
+      const reply = last_reply(page);
+      const reasoning = reply.locator('details.reasoning');
+      check(await reasoning.isVisible(), `${when}: the thinking shows`);
+      check(await reasoning.evaluate((details) => !details.open) &&
+        !await reasoning.locator('.reasoning-text').isVisible(),
+      `${when}: the thinking is collapsed once the answer is there`);
+      const summary = await reasoning.locator('summary').textContent();
+      check(/^Thought for /.test(summary), `${when}: its summary says how long`, summary);
+      await reasoning.locator('summary').click();
+      const thinking = reasoning.locator('.reasoning-text');
+      check(await thinking.isVisible() &&
+        await thinking.textContent() === kToolCallReply.reasoning.join(''),
+      `${when}: a click shows the thinking, markup as text`);
+      check(await reasoning.locator('b').count() === 0, `${when}: no element from the thinking`);
+
+      const answer = (await reply.locator('.bubble').textContent()).trim();
+      check(answer === kToolCallReply.answer.join(''), `${when}: the answer is the content alone`,
+        answer);
+      const calls = reply.locator('.tool-call');
+      check(await calls.count() === 2, `${when}: a block per tool call`);
+      for (const [index, call] of kToolCallReply.calls.entries()) {
+        const block = calls.nth(index);
+        check(await block.locator('.tool-call-name').textContent() === call.name,
+          `${when}: call ${index} names ${call.name}`);
+        const shown = await block.locator('.tool-call-arguments').textContent();
+        check(shown === JSON.stringify(JSON.parse(call.arguments.join('')), null, 2),
+          `${when}: call ${index} shows its arguments as pretty JSON`, shown);
+      }
+      check(/tool_calls/.test(await reply.locator('.tool-calls-finish').textContent()),
+        `${when}: the finish reason shows`);
+    };
+    await check_reply('streamed');
+    if (screenshot_dir) {
+      mkdirSync(screenshot_dir, { recursive: true });
+      await page.screenshot({ path: `${screenshot_dir}/tool-calls.png` });
+    }
+
+    await send(page, 'Thanks');
+    await wait_idle(page);
+    const history = page.sent[1].messages;
+    check(JSON.stringify(history[1]) === JSON.stringify({ role: 'assistant',
+      content: kToolCallReply.answer.join('') }),
+    'the next turn sends the earlier answer without its thinking or calls', JSON.stringify(history));
+    await page.reload();
+    await page.locator('.message.assistant').first().waitFor();
+    check(await page.locator('.message.assistant').count() === 2, 'after a reload both replies show');
+    await check_reply('after a reload');
+
+    // While it streams: the thinking shows open and grows, collapses when the answer
+    // starts; a call's arguments show raw until the reply ends.
+    await page.locator('#new-chat').click();
+    await hand_fed_stream(page);
+    await send(page, 'Think aloud');
+    await page.waitForFunction(() => window.feed);
+    const reasoning = last_reply(page).locator('details.reasoning');
+    const thinking_shows = (text) => page.waitForFunction((expected) => {
+      const details = document.querySelector('.message.assistant details.reasoning');
+      return details?.open && details.querySelector('.reasoning-text').textContent === expected;
+    }, text);
+    await page.evaluate(() => window.feed({ reasoning_content: 'First, ' }));
+    await thinking_shows('First, ');
+    check(await reasoning.locator('summary').textContent() === 'Thinking…',
+      'live: the thinking shows open while the model thinks');
+    await page.evaluate(() => window.feed({ reasoning_content: 'then.' }));
+    await thinking_shows('First, then.');
+    check(true, 'live: the thinking grows as it streams');
+    await page.evaluate(() => window.feed({ content: 'Done' }));
+    await page.waitForFunction(() => {
+      const details = document.querySelector('.message.assistant details.reasoning');
+      return !details.open && /^Thought for/.test(details.querySelector('summary').textContent);
+    });
+    check(true, 'live: the thinking collapses when the answer starts');
+    await page.evaluate(() => {
+      window.feed({ tool_calls: [{ index: 0, id: 'c1', type: 'function',
+        function: { name: 'lookup', arguments: '' } }] });
+      window.feed({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] });
+    });
+    await page.waitForFunction(() =>
+      document.querySelector('.message.assistant .tool-call-arguments')?.textContent === '{"q":');
+    check(true, 'live: a call\'s arguments show raw while they stream');
+    await reasoning.locator('summary').click();
+    await page.evaluate(() => {
+      window.feed({ tool_calls: [{ index: 0, function: { arguments: '"x"}' } }] });
+      window.feed({}, 'tool_calls');
+      window.feed_end();
+    });
+    await wait_idle(page);
+    check(await last_reply(page).locator('.tool-call-arguments').textContent() === '{\n  "q": "x"\n}',
+      'live: the arguments are pretty-printed once the reply ends');
+    check(await reasoning.evaluate((details) => details.open),
+      'live: thinking the reader opened while it streamed stays open at the end');
     check(page.errors.length === 0, 'no page errors', page.errors.join('; '));
   },
 

@@ -40,11 +40,12 @@ export async function list_models({ api_key }) {
   return (body.data || []).map((model) => model.id);
 }
 
-// Streams one chat completion. `on_text(delta)` gets each piece of the reply as it
-// comes; resolves to { finish_reason, usage } (usage from stream_options.include_usage,
-// null when the server sent none). Aborting `signal` closes the connection, which
+// Streams one chat completion. `on_delta(delta)` gets each choice's delta as it comes
+// (pieces of content, reasoning_content and tool_calls; reply_builder.js merges them);
+// resolves to { finish_reason, usage } (usage from stream_options.include_usage, null
+// when the server sent none). Aborting `signal` closes the connection, which
 // makes the server cancel the generation; the promise then rejects with an AbortError.
-export async function stream_chat(request, { api_key, signal, on_text }) {
+export async function stream_chat(request, { api_key, signal, on_delta }) {
   const response = await fetch('/v1/chat/completions', {
     method: 'POST',
     headers: headers_for(api_key),
@@ -60,7 +61,7 @@ export async function stream_chat(request, { api_key, signal, on_text }) {
     if (chunk.error) throw new ApiError(chunk.error.message, { code: chunk.error.code || '' });
     if (chunk.usage) usage = chunk.usage;
     for (const choice of chunk.choices || []) {
-      if (choice.delta?.content) on_text(choice.delta.content);
+      if (choice.delta) on_delta(choice.delta);
       if (choice.finish_reason) finish_reason = choice.finish_reason;
     }
   }

@@ -2,7 +2,7 @@
 // composer and the settings to the daemon's API. One reply streams at a time.
 import { ApiError, list_models } from './api.js';
 import { generate_reply } from './chat_request.js';
-import { fill_reply_body, message_editor, message_view } from './message_view.js';
+import { fill_reply, message_editor, message_view } from './message_view.js';
 import { load_settings, save_settings } from './settings.js';
 import { setup_settings_dialog } from './settings_dialog.js';
 import { render_sidebar } from './sidebar.js';
@@ -31,7 +31,7 @@ const state = {
   current: null,         // the conversation shown (saved once it has a message)
   editing: -1,           // index of the user message being edited
   renaming: null,        // id of the conversation being renamed
-  generation: null,      // { controller, conversation, reply, body } while a reply streams
+  generation: null,      // { controller, conversation, reply, view } while a reply streams
 };
 
 // ---- drawing -----------------------------------------------------------------------
@@ -104,7 +104,7 @@ function draw_messages() {
     if (message.role === 'user' && idle) actions.edit = () => start_edit(index);
     if (message.role === 'assistant' && index === last && idle) actions.regenerate = regenerate;
     const view = message_view(message, { actions, streaming });
-    if (streaming) state.generation.body = view.querySelector('.bubble');
+    if (streaming) state.generation.view = view;
     views.push(view);
   });
   ui.messages.replaceChildren(...(views.length ? views : [empty_state()]));
@@ -126,9 +126,9 @@ function draw_streaming_reply() {
   requestAnimationFrame(() => {
     frame_pending = false;
     const generation = state.generation;
-    if (!generation?.body || generation.conversation !== state.current) return;
+    if (!generation?.view || generation.conversation !== state.current) return;
     const follow = near_bottom();
-    fill_reply_body(generation.body, generation.reply.content);
+    fill_reply(generation.view, generation.reply, { streaming: true });
     if (follow) scroll_to_bottom();
   });
 }
@@ -196,7 +196,7 @@ async function generate() {
   const reply = { role: 'assistant', content: '' };
   conversation.messages.push(reply);
   persist(conversation);
-  state.generation = { controller: new AbortController(), conversation, reply, body: null };
+  state.generation = { controller: new AbortController(), conversation, reply, view: null };
   draw_sidebar();
   draw_messages();
   draw_composer();
@@ -206,14 +206,20 @@ async function generate() {
     settings: state.settings,
     model: state.model,
     signal: state.generation.controller.signal,
-    on_text: draw_streaming_reply,
+    on_update: draw_streaming_reply,
   });
 
+  const reasoning = state.generation.view?.querySelector('.reasoning');
+  const reader_opened = Boolean(reasoning?.dataset.reader && reasoning.open);
   state.generation = null;
   if (store.get(conversation.id)) persist(conversation);  // unless deleted meanwhile
   if (conversation === state.current) {
     const follow = near_bottom();
     draw_messages();
+    // The finished reply's view replaces the streaming one: thinking the reader
+    // opened while it streamed stays open.
+    const shown = ui.messages.lastElementChild?.querySelector('.reasoning');
+    if (reader_opened && shown) shown.open = true;
     if (follow) scroll_to_bottom();
   }
   draw_sidebar();

@@ -1,8 +1,11 @@
-// One message of the conversation as DOM: the user's text, or the model's reply as
-// sanitized markdown with its stats and actions underneath.
+// One message of the conversation as DOM: the user's text, or the model's reply (its
+// thinking, its answer as sanitized markdown, its tool calls) with its stats and
+// actions underneath.
 import { icon, icon_button } from './icons.js';
 import { render_markdown } from './markdown.js';
+import { fill_reasoning, reasoning_view } from './reasoning_view.js';
 import { describe_stats } from './reply_stats.js';
+import { fill_tool_calls, tool_calls_view } from './tool_calls_view.js';
 
 // Gives each code block a bar with its language and a copy button. Runs on the
 // sanitized fragment, so these buttons are the page's own, never the model's.
@@ -33,9 +36,15 @@ function add_code_bars(fragment) {
   return fragment;
 }
 
-// Fills a reply's body with the markdown of `text` (again on every streamed piece).
-export function fill_reply_body(body, text) {
-  body.replaceChildren(add_code_bars(render_markdown(text)));
+// Fills the parts of a reply's view (from message_view) with `reply` (again on every
+// streamed piece). A finished reply with thinking or calls but no answer shows no
+// empty answer.
+export function fill_reply(article, reply, { streaming = false } = {}) {
+  fill_reasoning(article.querySelector('.reasoning'), reply, { streaming });
+  const body = article.querySelector('.bubble');
+  body.replaceChildren(add_code_bars(render_markdown(reply.content)));
+  body.hidden = !reply.content && !streaming && Boolean(reply.reasoning || reply.tool_calls?.length);
+  fill_tool_calls(article.querySelector('.tool-calls'), reply, { streaming });
 }
 
 function stats_line(stats) {
@@ -57,12 +66,13 @@ export function message_view(message, { actions = {}, streaming = false } = {}) 
   const body = document.createElement('div');
   body.className = message.role === 'assistant' ? 'bubble markdown' : 'bubble';
   if (message.role === 'assistant') {
-    fill_reply_body(body, message.content);
     if (streaming) body.classList.add('streaming');
+    article.append(reasoning_view(), body, tool_calls_view());
+    fill_reply(article, message, { streaming });
   } else {
     body.textContent = message.content;
+    article.append(body);
   }
-  article.append(body);
   if (message.error) {
     const error = document.createElement('div');
     error.className = 'error';

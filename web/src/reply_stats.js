@@ -3,9 +3,10 @@
 //
 // A reply's stats, as stored with the message:
 //   { completion_tokens, prompt_tokens, cached_tokens,   // from the server's usage; null if none
-//     chunks,                                           // content deltas received
-//     ttft_ms,                                          // request sent → first text
-//     decode_ms,                                        // first text → last text
+//     chunks,                                           // deltas received: answer,
+//                                                       // thinking or tool calls
+//     ttft_ms,                                          // request sent → first delta
+//     decode_ms,                                        // first delta → last delta
 //     stopped, finish_reason }
 
 // Measures one streamed reply; `finish()` gives its stats.
@@ -17,7 +18,7 @@ export class ReplyClock {
     this.chunks = 0;
   }
 
-  on_text() {
+  on_delta() {
     this.last = performance.now();
     if (this.first === null) this.first = this.last;
     ++this.chunks;
@@ -69,4 +70,14 @@ export function describe_stats(stats) {
   if (stats.stopped) parts.push('stopped');
   else if (stats.finish_reason === 'length') parts.push('max tokens reached');
   return parts;
+}
+
+// The summary line of a reply's thinking: how long it took, or that it goes on.
+// `reasoning_ms`: undefined while the model is still thinking (`streaming`), or when
+// the time is unknown.
+export function describe_thinking(reasoning_ms, { streaming = false } = {}) {
+  if (!Number.isFinite(reasoning_ms)) return streaming ? 'Thinking…' : 'Thoughts';
+  if (reasoning_ms < 1000) return 'Thought for less than a second';
+  const seconds = Math.round(reasoning_ms / 1000);
+  return `Thought for ${seconds} s`;
 }

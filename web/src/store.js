@@ -1,8 +1,10 @@
 // Conversations, kept in the browser's localStorage: one key per conversation
 // ("strata.chat.<id>"), so saving one never rewrites the others. A conversation:
 //   { id, title, created, updated,            // times in ms since the epoch
-//     messages: [{ role: 'user' | 'assistant', content, stats? }] }
-// where an assistant message's stats are what the reply's footer shows (reply.js).
+//     messages: [{ role: 'user' | 'assistant', content, stats?,
+//                  reasoning?, reasoning_ms?, tool_calls? }] }
+// where an assistant message's stats are what the reply's footer shows (reply_stats.js)
+// and its thinking and tool calls are as reply_builder.js builds them.
 const kPrefix = 'strata.chat.';
 
 function new_id() {

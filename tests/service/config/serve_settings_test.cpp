@@ -193,6 +193,22 @@ TEST(ServeSettingsTest, ApiKeyFile) {
             config + ":2: cannot be combined with " + config + ":1; set the API key one way only");
 }
 
+// The file's text, read at start-up so that a wrong path stops the server before it loads
+// the model; whether the template can run is checked when the model loads.
+TEST(ServeSettingsTest, ChatTemplateFile) {
+  TempDir dir;
+  std::string file = dir.write("t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}");
+  EXPECT_EQ(resolve({"-m", "/a.gguf", "--chat-template", file}).chat_template,
+            "{% for m in messages %}{{ m.content }}{% endfor %}");
+  EXPECT_EQ(resolve({"-m", "/a.gguf"}).chat_template, "") << "none: the model's own";
+  EXPECT_EQ(error_of({"-m", "/a.gguf", "--chat-template", dir.path() + "/none.jinja"}),
+            "--chat-template: cannot read '" + dir.path() +
+                "/none.jinja': No such file or directory");
+  std::string blank = dir.write("blank.jinja", " \n");
+  EXPECT_EQ(error_of({"-m", "/a.gguf"}, {{"STRATA_CHAT_TEMPLATE", blank}}),
+            "STRATA_CHAT_TEMPLATE: '" + blank + "' is empty");
+}
+
 TEST(ServeSettingsTest, ConfigFileChoice) {
   TempDir dir;
   // The default path: missing is fine (this machine has no /etc/strata/strata.conf).
@@ -320,12 +336,15 @@ struct Sample {
   std::function<bool(const ServeSettings&)> took_effect;
 };
 
-std::map<std::string, Sample> samples(const std::string& key_file) {
+std::map<std::string, Sample> samples(const std::string& key_file,
+                                      const std::string& template_file) {
   using S = const ServeSettings&;
   return {
       {"model", {"/models/x.gguf", [](S s) { return s.model == "/models/x.gguf"; }}},
       {"model-alias", {"x-chat", [](S s) { return s.model_alias == "x-chat"; }}},
       {"model-dir", {"/srv/models", [](S s) { return s.model_dir == "/srv/models"; }}},
+      {"chat-template",
+       {template_file, [](S s) { return s.chat_template == "{{ messages[0].content }}\n"; }}},
       {"socket", {"/tmp/x.sock", [](S s) { return s.socket == "/tmp/x.sock"; }}},
       {"host", {"127.0.0.2", [](S s) { return s.host == "127.0.0.2"; }}},
       {"port", {"9001", [](S s) { return s.port == 9001; }}},
@@ -369,7 +388,9 @@ std::string env_name(std::string key) {
 
 TEST(ServeSettingsTest, EverySettingFromEverySource) {
   TempDir dir;
-  std::map<std::string, Sample> table = samples(dir.write("key", "sk-in-file\n"));
+  std::map<std::string, Sample> table =
+      samples(dir.write("key", "sk-in-file\n"),
+              dir.write("chat.jinja", "{{ messages[0].content }}\n"));
   std::vector<std::string> keys = serve_setting_keys();
   ASSERT_EQ(keys.size(), table.size()) << "a setting was added or removed: update samples()";
   for (const std::string& key : keys) {

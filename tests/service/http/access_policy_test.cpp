@@ -141,5 +141,15 @@ TEST(AccessPolicyTest, CorsOnlyForConfiguredOrigins) {
   EXPECT_EQ(cors_allow_origin(any, ""), std::nullopt) << "no Origin: not a CORS request";
 }
 
+TEST(AccessPolicyTest, AnthropicClientsSendTheKeyAsXApiKey) {
+  AccessPolicy policy;
+  policy.api_key = "sk-local";
+  EXPECT_TRUE(authorized(policy, "", "sk-local"));
+  EXPECT_TRUE(authorized(policy, "Bearer wrong", "sk-local")) << "either header may carry it";
+  EXPECT_FALSE(authorized(policy, "", "sk-loca"));
+  EXPECT_FALSE(authorized(policy, "", "Bearer sk-local")) << "x-api-key holds the bare key";
+  EXPECT_FALSE(authorized(policy, "", ""));
+}
+
 }  // namespace
 }  // namespace strata::http

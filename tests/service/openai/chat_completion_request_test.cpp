@@ -7,7 +7,7 @@
 namespace strata::openai {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 ChatCompletionRequest parse_ok(const json& body) {
   auto result = parse_chat_completion_request(body);
@@ -49,15 +49,15 @@ TEST(ChatCompletionRequestTest, EveryField) {
     "n": 1, "ignore_eos": true, "user": "ignored", "tools": null
   })");
   ChatCompletionRequest r = parse_ok(body);
-  ASSERT_EQ(r.messages.size(), 5u);
-  EXPECT_EQ(r.messages[0].role, "system");
-  EXPECT_EQ(r.messages[0].content, "Be brief.");
-  EXPECT_EQ(r.messages[1].role, "system");
-  EXPECT_EQ(r.messages[2].role, "user");
-  EXPECT_EQ(r.messages[2].content, "Hello\nthere");
-  EXPECT_EQ(r.messages[3].role, "assistant");
-  EXPECT_EQ(r.messages[3].content, "");
-  EXPECT_EQ(r.messages[4].content, "Again");
+  EXPECT_EQ(r.messages, Json::parse(R"([
+      {"role": "system", "content": "Be brief."},
+      {"role": "system", "content": "Answer in French."},
+      {"role": "user", "content": "Hello\nthere"},
+      {"role": "assistant", "content": ""},
+      {"role": "user", "content": "Again", "name": "bob"}])"));
+  EXPECT_TRUE(r.tools.tools.empty());
+  EXPECT_FALSE(r.tools.offered());
+  EXPECT_EQ(r.template_kwargs, Json::object());
   const GenerationOptions& o = r.options;
   EXPECT_EQ(o.model, "qwen3-0.6b");
   EXPECT_EQ(o.max_tokens, 64);
@@ -170,8 +170,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"bad_role", R"({"messages": [{"role": "user", "content": "a"},
                                               {"role": "robot", "content": "b"}]})",
                  "messages.[1].role", ""},
-        BadField{"tool_role", R"({"messages": [{"role": "tool", "content": "a"}]})",
+        BadField{"function_role", R"({"messages": [{"role": "function", "content": "a"}]})",
                  "messages.[0].role", ""},
+        BadField{"tool_call_name_missing",
+                 R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {}}]}]})",
+                 "messages.[0].tool_calls.[0].function.name", ""},
+        BadField{"tools_object", R"({"tools": {}})", "tools", "tools must be an array"},
+        BadField{"tool_choice_unknown_function",
+                 R"({"tools": [{"type": "function", "function": {"name": "a"}}],
+                     "tool_choice": {"type": "function", "function": {"name": "b"}}})",
+                 "tool_choice.function.name",
+                 "tool_choice names the function 'b', which is not among the tools"},
+        BadField{"parallel_tool_calls_string", R"({"parallel_tool_calls": "yes"})",
+                 "parallel_tool_calls", ""},
+        BadField{"chat_template_kwargs_list", R"({"chat_template_kwargs": [1]})",
+                 "chat_template_kwargs", "chat_template_kwargs must be an object"},
+        BadField{"reasoning_effort_unknown", R"({"reasoning_effort": "extreme"})",
+                 "reasoning_effort",
+                 "Invalid reasoning_effort 'extreme': expected 'minimal', 'low', 'medium' or "
+                 "'high'"},
+        BadField{"reasoning_effort_number", R"({"reasoning_effort": 2})", "reasoning_effort",
+                 "reasoning_effort must be a string"},
         BadField{"role_missing", R"({"messages": [{"content": "a"}]})", "messages.[0].role",
                  "messages.[0].role is required"},
         BadField{"content_missing", R"({"messages": [{"role": "user"}]})", "messages.[0].content",
@@ -187,6 +206,80 @@ INSTANTIATE_TEST_SUITE_P(
                      {"type": "text", "text": 3}]}]})",
                  "messages.[0].content.[0].text", ""}),
     [](const testing::TestParamInfo<BadField>& info) { return std::string(info.param.name); });
+
+TEST(ChatCompletionRequestTest, ToolConversation) {
+  ChatCompletionRequest r = parse_ok(Json::parse(R"({
+    "messages": [
+      {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "20 C"}
+    ],
+    "tools": [{"type": "function", "function": {"name": "weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "tool_choice": "auto", "parallel_tool_calls": false
+  })"));
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[1]["content"], "");
+  EXPECT_EQ(r.messages[1]["tool_calls"][0]["function"]["arguments"],
+            Json::parse(R"({"city": "Paris"})"));
+  EXPECT_EQ(r.messages[2], Json::parse(R"({"role": "tool", "content": "20 C",
+                                            "tool_call_id": "call_1"})"));
+  ASSERT_EQ(r.tools.tools.size(), 1u);
+  EXPECT_EQ(r.tools.tools[0]["function"]["name"], "weather");
+  EXPECT_EQ(r.tools.choice.mode, ToolChoiceMode::kAuto);
+  EXPECT_FALSE(r.tools.parallel_calls);
+  EXPECT_TRUE(r.tools.offered());
+}
+
+// What only constrained decoding could keep is refused, not silently broken.
+TEST(ChatCompletionRequestTest, ForcedCallsAndJsonRepliesAreRefused) {
+  json body = minimal();
+  body["tools"] = json::parse(R"([{"type": "function", "function": {"name": "a"}}])");
+  for (const json& choice :
+       {json("required"), json::parse(R"({"type": "function", "function": {"name": "a"}})")}) {
+    body["tool_choice"] = choice;
+    ApiError error = parse_error(body);
+    EXPECT_EQ(error.status, 400) << choice;
+    EXPECT_EQ(error.param, "tool_choice") << choice;
+    EXPECT_EQ(error.message,
+              "tool_choice 'required' or a named function is not supported yet: a call cannot "
+              "be forced. Use 'auto' (the default) or 'none'.");
+  }
+  body["tool_choice"] = "none";
+  EXPECT_EQ(parse_ok(body).tools.choice.mode, ToolChoiceMode::kNone);
+
+  json format = minimal();
+  format["response_format"] = {{"type", "json_object"}};
+  ApiError error = parse_error(format);
+  EXPECT_EQ(error.param, "response_format.type");
+  EXPECT_EQ(error.message.rfind("response_format 'json_object' is not supported yet", 0), 0u)
+      << error.message;
+  format["response_format"] = "json";
+  EXPECT_EQ(parse_error(format).param, "response_format.type");
+  format["response_format"] = {{"type", "text"}};
+  parse_ok(format);
+}
+
+TEST(ChatCompletionRequestTest, TemplateKwargsAndReasoningEffort) {
+  json body = minimal();
+  body["chat_template_kwargs"] = {{"enable_thinking", false}, {"custom", {1, 2}}};
+  body["reasoning_effort"] = "low";
+  EXPECT_EQ(parse_ok(body).template_kwargs.dump(),
+            R"({"enable_thinking":false,"custom":[1,2],"reasoning_effort":"low"})");
+  // The kwargs' own reasoning_effort wins.
+  body["chat_template_kwargs"] = {{"reasoning_effort", "high"}};
+  EXPECT_EQ(parse_ok(body).template_kwargs, Json({{"reasoning_effort", "high"}}));
+  for (const char* effort : {"minimal", "low", "medium", "high"}) {
+    json only_effort = minimal();
+    only_effort["reasoning_effort"] = effort;
+    EXPECT_EQ(parse_ok(only_effort).template_kwargs, Json({{"reasoning_effort", effort}}));
+  }
+  json nulls = minimal();
+  nulls["chat_template_kwargs"] = nullptr;
+  nulls["reasoning_effort"] = nullptr;
+  EXPECT_EQ(parse_ok(nulls).template_kwargs, Json::object());
+}
 
 TEST(ChatCompletionRequestTest, NonObjectBodyIs400) {
   ApiError error = parse_error(json::array());

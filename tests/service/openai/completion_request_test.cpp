@@ -5,7 +5,7 @@
 namespace strata::openai {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 TEST(CompletionRequestTest, TextPromptWithLogprobs) {
   auto result = parse_completion_request(json::parse(

@@ -7,12 +7,12 @@
 namespace strata::openai {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 TEST(TokenizeRequestTest, PromptWithAndWithoutSpecialTokens) {
   auto result = parse_tokenize_request(json::parse(R"({"prompt": "Hello"})"));
   ASSERT_TRUE(std::holds_alternative<TokenizeRequest>(result));
-  EXPECT_FALSE(std::get<TokenizeRequest>(result).is_chat);
+  EXPECT_FALSE(std::get<TokenizeRequest>(result).chat.has_value());
   EXPECT_EQ(std::get<TokenizeRequest>(result).prompt, "Hello");
   EXPECT_TRUE(std::get<TokenizeRequest>(result).add_special_tokens);
 
@@ -28,10 +28,10 @@ TEST(TokenizeRequestTest, MessagesAreReadAsAChatCompletion) {
                                             {"role": "user", "content": "Hi"}]})"));
   ASSERT_TRUE(std::holds_alternative<TokenizeRequest>(result));
   const TokenizeRequest& r = std::get<TokenizeRequest>(result);
-  EXPECT_TRUE(r.is_chat);
-  ASSERT_EQ(r.messages.size(), 2u);
-  EXPECT_EQ(r.messages[0].role, "system");
-  EXPECT_EQ(r.messages[1].content, "Hi");
+  ASSERT_TRUE(r.chat.has_value());
+  ASSERT_EQ(r.chat->messages.size(), 2u);
+  EXPECT_EQ(r.chat->messages[0]["role"], "system");
+  EXPECT_EQ(r.chat->messages[1]["content"], "Hi");
 }
 
 TEST(TokenizeRequestTest, InvalidFieldsAre400WithParam) {

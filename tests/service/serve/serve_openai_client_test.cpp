@@ -7,48 +7,28 @@
 // Needs node and the npm packages of tools/node (scripts/install-deps).
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/service/serve/node_client.h"
 #include "tests/service/serve/serve_process.h"
 
 namespace {
 
 using nlohmann::json;
-using strata::testing::CommandResult;
-using strata::testing::run_shell;
 using strata::testing::ServeProcess;
 
-const std::string kNodeDir = std::string(STRATA_SOURCE_DIR) + "/tools/node";
-
-// The last line of `output` that parses as a JSON object.
-json last_json_line(const std::string& output) {
-  size_t end = output.size();
-  while (end > 0) {
-    const size_t start = output.rfind('\n', end - 1);
-    const size_t from = start == std::string::npos ? 0 : start + 1;
-    const std::string line = output.substr(from, end - from);
-    if (!line.empty() && line.front() == '{') {
-      json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (parsed.is_object()) return parsed;
-    }
-    if (start == std::string::npos) break;
-    end = start;
-  }
-  return json();
-}
-
 TEST(ServeOpenAiClientTest, OfficialNodeSdkWorksAgainstTheServer) {
-  if (run_shell("command -v node").exit_code != 0) GTEST_SKIP() << "node is not installed";
-  ASSERT_TRUE(std::filesystem::exists(kNodeDir + "/node_modules/openai/package.json"))
-      << "the openai npm package is missing: run scripts/install-deps (npm ci in tools/node)";
+  if (!strata::testing::node_package_installed("openai")) {
+    GTEST_SKIP() << "node or the openai npm package is missing: run scripts/install-deps";
+  }
 
   ServeProcess server(strata::testing::tiny_serve_model());
   ASSERT_GT(server.port(), 0) << server.log();
 
-  CommandResult r = run_shell("node " + kNodeDir + "/openai_client_check.mjs " + server.base_url());
-  json summary = last_json_line(r.output);
+  strata::testing::NodeCheck r =
+      strata::testing::run_node_check("openai_client_check.mjs", server.base_url());
+  json& summary = r.summary;
   ASSERT_TRUE(summary.is_object()) << "no JSON summary\nstdout:\n"
                                    << r.output << "\nstderr:\n" << r.errors;
   EXPECT_EQ(r.exit_code, 0) << "failures: " << summary["failures"].dump(2) << "\nstderr:\n"

@@ -138,6 +138,20 @@ std::string tiny_serve_model(int seed) {
   return path;
 }
 
+std::string tiny_chat_model(const std::string& tokenizer) {
+  const std::string path = test_model_path("serve_tiny_" + tokenizer + ".gguf");
+  if (!std::filesystem::exists(path)) {
+    const std::string temp = path + "." + std::to_string(getpid());
+    CommandResult made = run_strata_dev(
+        "make-model --tokenizer " + tokenizer +
+        " --hidden 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 --ctx 2048 --type q8_0 "
+        "--seed 7 -o " + temp);
+    if (made.exit_code != 0) throw std::runtime_error("make-model failed: " + made.errors);
+    std::filesystem::rename(temp, path);
+  }
+  return path;
+}
+
 std::string seeded_words(int n_words, int seed) {
   static const std::vector<std::string> kWords = {
       "river",  "stone", "lantern", "orbit",   "meadow", "copper", "whisper", "harbor",

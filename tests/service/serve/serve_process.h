@@ -63,6 +63,10 @@ CommandResult curl(const std::string& args);
 // Another seed gives another model of the same shape.
 std::string tiny_serve_model(int seed = 7);
 
+// A tiny model with the tokenizer and chat template of `tokenizer` ("qwen3": tools and
+// <think> reasoning in its template), made once per build tree.
+std::string tiny_chat_model(const std::string& tokenizer);
+
 // `n_words` pseudo-words drawn with `seed`: a prompt of known length whose
 // blocks differ from those of another seed.
 std::string seeded_words(int n_words, int seed);

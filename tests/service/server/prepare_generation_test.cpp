@@ -7,44 +7,60 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/str_cat.h"
+#include "service/anthropic/messages_reply_writer.h"
+#include "service/openai/openai_reply_writer.h"
 #include "tests/service/server/tiny_model_file.h"
 
 namespace strata {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 using openai::ApiError;
 using openai::Endpoint;
 
 constexpr Endpoint kChat = Endpoint::kChatCompletions;
 constexpr Endpoint kCompletions = Endpoint::kCompletions;
+constexpr Endpoint kAnthropic = Endpoint::kMessages;
 
-// The model's file is tiny-llama.gguf; the server is told its alias is "tiny".
-const LoadedModel& test_model() {
-  static std::unique_ptr<LoadedModel> model = [] {
+std::string template_text(const std::string& name) {
+  std::ifstream in(std::string(STRATA_SOURCE_DIR) + "/tests/data/chat_templates/" + name);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The tiny model (tiny-llama.gguf, Llama 2's template), or the same weights with the chat
+// template tests/data/chat_templates/NAME chosen in place of the file's.
+const LoadedModel& test_model(const std::string& template_name = "") {
+  static std::map<std::string, std::unique_ptr<LoadedModel>> models;
+  std::unique_ptr<LoadedModel>& model = models[template_name];
+  if (!model) {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                       str_cat("strata_prepare_generation_test_", ::getpid());
     std::filesystem::create_directories(dir);
     const std::string path = (dir / "tiny-llama.gguf").string();
     testing::write_tiny_model(path);
-    std::unique_ptr<LoadedModel> loaded = LoadedModel::open(path);
+    model = template_name.empty() ? LoadedModel::open(path)
+                                  : LoadedModel::open(path, template_text(template_name));
     std::filesystem::remove_all(dir);  // mapped: the bytes stay
-    return loaded;
-  }();
+  }
   return *model;
 }
 
 // An engine's limits with a KV cache that holds one whole context.
-ModelLimits limits(int64_t context_length = 2048) {
-  return ModelLimits{.model = test_model(),
-                     .request = {.n_vocab = test_model().config().n_vocab,
+ModelLimits limits(int64_t context_length = 2048, const LoadedModel& model = test_model()) {
+  return ModelLimits{.model = model,
+                     .request = {.n_vocab = model.config().n_vocab,
                                  .context_length = context_length,
                                  .block_tokens = 16,
                                  .n_kv_blocks = (context_length + 15) / 16},
@@ -84,10 +100,13 @@ json completion_body(json extra = json::object()) {
   return body;
 }
 
-int64_t chat_prompt_tokens() {
+// kMessages's conversation as the model's template renders it, tokenized.
+std::vector<TokenId> chat_prompt() {
   const std::vector<ChatMessage> messages{{"system", "Be brief."}, {"user", "Hello there"}};
-  return static_cast<int64_t>(test_model().encode_chat(messages).size());
+  return test_model().encode_chat({.messages = chat_messages_value(messages)}).tokens;
 }
+
+int64_t chat_prompt_tokens() { return static_cast<int64_t>(chat_prompt().size()); }
 
 int64_t completion_prompt_tokens() {
   return static_cast<int64_t>(
@@ -99,10 +118,9 @@ int64_t completion_prompt_tokens() {
 
 TEST(PrepareGenerationTest, ChatMessagesBecomeTheChatFormatsTokens) {
   const LoadedModel& model = test_model();
-  ASSERT_EQ(model.chat_format().family, ChatFamily::kLlama2);
+  ASSERT_NE(model.chat_template().source().find("[INST]"), std::string::npos) << "Llama 2's";
   PreparedGeneration p = prepared(kChat, chat_body());
-  const std::vector<ChatMessage> messages{{"system", "Be brief."}, {"user", "Hello there"}};
-  EXPECT_EQ(p.request.prompt, model.encode_chat(messages));
+  EXPECT_EQ(p.request.prompt, chat_prompt());
   ASSERT_FALSE(p.request.prompt.empty());
   EXPECT_EQ(p.request.prompt.front(), *model.tokenizer().bos()) << "the template writes <s>";
   EXPECT_EQ(std::count(p.request.prompt.begin(), p.request.prompt.end(), *model.tokenizer().bos()),
@@ -272,12 +290,12 @@ TEST(PrepareGenerationTest, AliasFileNameStemOrNoModelAreAccepted) {
       json body = endpoint == kChat ? chat_body({{"model", name}})
                                     : completion_body({{"model", name}});
       PreparedGeneration p = prepared(endpoint, body);
-      EXPECT_EQ(p.context.model, "tiny") << name << ": the alias is reported";
+      EXPECT_EQ(p.model, "tiny") << name << ": the alias is reported";
     }
   }
   json no_model = chat_body();
   no_model.erase("model");
-  EXPECT_EQ(prepared(kChat, no_model).context.model, "tiny");
+  EXPECT_EQ(prepared(kChat, no_model).model, "tiny");
 }
 
 TEST(PrepareGenerationTest, TokenPromptsAreCheckedAgainstTheVocabulary) {
@@ -307,13 +325,32 @@ TEST(PrepareGenerationTest, SeedPassedThroughOrRandom) {
   EXPECT_EQ(seeds.size(), 8u) << "a fresh random seed for each request without one";
 }
 
+// The whole body the writer gives for one final event that sampled `id`.
+json body_after(PreparedGeneration& p, TokenId id, std::string text = "x") {
+  if (!p.writer) {
+    ADD_FAILURE() << "no reply writer";
+    return json();
+  }
+  EngineEvent event;
+  event.text = std::move(text);
+  event.token_ids = {id};
+  event.logprobs = {{.id = id, .logprob = -0.5f, .top = {}}};
+  event.finish = FinishReason::kStop;
+  p.writer->add_event(event);
+  return p.writer->body();
+}
+
+bool writes_logprobs(PreparedGeneration& p) {
+  return !body_after(p, 13)["choices"][0]["logprobs"].is_null();
+}
+
 TEST(PrepareGenerationTest, SamplingStopAndLogprobsPassedThrough) {
   PreparedGeneration chat = prepared(
       kChat, chat_body({{"stop", {"\n\n", "END"}}, {"logprobs", true}, {"top_logprobs", 3},
                         {"temperature", 0.5}, {"top_p", 0.9}, {"ignore_eos", true}}));
   EXPECT_EQ(chat.request.stop, (std::vector<std::string>{"\n\n", "END"}));
   EXPECT_TRUE(chat.request.logprobs);
-  EXPECT_TRUE(chat.context.logprobs);
+  EXPECT_TRUE(writes_logprobs(chat));
   EXPECT_EQ(chat.request.sampling.n_logprobs, 3);
   EXPECT_FLOAT_EQ(chat.request.sampling.temperature, 0.5f);
   EXPECT_FLOAT_EQ(chat.request.sampling.top_p, 0.9f);
@@ -323,13 +360,13 @@ TEST(PrepareGenerationTest, SamplingStopAndLogprobsPassedThrough) {
       prepared(kCompletions, completion_body({{"stop", "X"}, {"logprobs", 2}}));
   EXPECT_EQ(text.request.stop, (std::vector<std::string>{"X"}));
   EXPECT_TRUE(text.request.logprobs);
-  EXPECT_TRUE(text.context.logprobs);
+  EXPECT_TRUE(writes_logprobs(text));
   EXPECT_EQ(text.request.sampling.n_logprobs, 2);
 
   PreparedGeneration plain = prepared(kChat, chat_body());
   EXPECT_TRUE(plain.request.stop.empty());
   EXPECT_FALSE(plain.request.logprobs);
-  EXPECT_FALSE(plain.context.logprobs);
+  EXPECT_FALSE(writes_logprobs(plain));
   EXPECT_FALSE(plain.request.ignore_eos);
   EXPECT_EQ(plain.request.priority, Priority::kInteractive);
 }
@@ -349,30 +386,174 @@ bool is_lower_hex(const std::string& s) {
 }
 
 TEST(PrepareGenerationTest, ResponseIdsCreatedAndTokenBytes) {
-  PreparedGeneration chat = prepared(kChat, chat_body());
-  ASSERT_EQ(chat.context.id.rfind("chatcmpl-", 0), 0u) << chat.context.id;
-  EXPECT_EQ(chat.context.id.size(), 9u + 24u);
-  EXPECT_TRUE(is_lower_hex(chat.context.id.substr(9))) << chat.context.id;
-  EXPECT_EQ(chat.context.endpoint, kChat);
+  PreparedGeneration chat_p = prepared(kChat, chat_body({{"logprobs", true}}));
+  ASSERT_TRUE(chat_p.writer);
+  const json chat = body_after(chat_p, 1000);
+  const std::string chat_id = chat["id"];
+  ASSERT_EQ(chat_id.rfind("chatcmpl-", 0), 0u) << chat_id;
+  EXPECT_EQ(chat_id.size(), 9u + 24u);
+  EXPECT_TRUE(is_lower_hex(chat_id.substr(9))) << chat_id;
+  EXPECT_EQ(chat["object"], "chat.completion");
+  EXPECT_EQ(chat["model"], "tiny");
 
-  PreparedGeneration text = prepared(kCompletions, completion_body());
-  ASSERT_EQ(text.context.id.rfind("cmpl-", 0), 0u) << text.context.id;
-  EXPECT_EQ(text.context.id.size(), 5u + 24u);
-  EXPECT_TRUE(is_lower_hex(text.context.id.substr(5))) << text.context.id;
-  EXPECT_EQ(text.context.endpoint, kCompletions);
+  PreparedGeneration text_p = prepared(kCompletions, completion_body());
+  const json text = body_after(text_p, 1000);
+  const std::string text_id = text["id"];
+  ASSERT_EQ(text_id.rfind("cmpl-", 0), 0u) << text_id;
+  EXPECT_EQ(text_id.size(), 5u + 24u);
+  EXPECT_TRUE(is_lower_hex(text_id.substr(5))) << text_id;
+  EXPECT_EQ(text["object"], "text_completion");
 
-  EXPECT_NE(prepared(kChat, chat_body()).context.id, chat.context.id) << "ids are random";
+  PreparedGeneration again = prepared(kChat, chat_body());
+  EXPECT_NE(body_after(again, 1)["id"], chat_id) << "ids are random";
 
   const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  EXPECT_LE(std::abs(chat.context.created - now), 5);
+  EXPECT_LE(std::abs(chat["created"].get<int64_t>() - now), 5);
 
-  ASSERT_TRUE(chat.context.token_bytes);
   const Tokenizer& tokenizer = test_model().tokenizer();
   for (TokenId id : {TokenId{1}, TokenId{2}, TokenId{13}, TokenId{1000}, TokenId{31999}}) {
-    EXPECT_EQ(chat.context.token_bytes(id), tokenizer.token_bytes(id)) << id;
+    PreparedGeneration p = prepared(kChat, chat_body({{"logprobs", true}}));
+    const json logprobs = body_after(p, id)["choices"][0]["logprobs"]["content"][0];
+    json bytes = json::array();
+    for (unsigned char c : tokenizer.token_bytes(id)) bytes.push_back(static_cast<int>(c));
+    EXPECT_EQ(logprobs["bytes"], bytes) << id;
   }
+}
+
+// The request offers tools; tiny-llama's weights with the given template.
+json weather_chat(json extra = json::object()) {
+  json body = chat_body({{"tools", json::parse(R"([{"type": "function", "function": {
+      "name": "get_weather", "description": "The forecast",
+      "parameters": {"type": "object", "properties": {"zip": {"type": "string"},
+                                                      "city": {"type": "string"}}}}}])")}});
+  body.update(extra);
+  return body;
+}
+
+TEST(PrepareGenerationTest, ToolsAreRenderedThroughTheModelsTemplate) {
+  const LoadedModel& qwen = test_model("qwen2.5.jinja");
+  ASSERT_EQ(qwen.chat_template().reply_format().tool_calls, ToolCallSyntax::kHermes);
+  ASSERT_EQ(qwen.chat_template().reply_format().reasoning, ReasoningSyntax::kNone);
+  PreparedGeneration with_tools = prepared(kChat, weather_chat(), limits(2048, qwen));
+  const std::string text = qwen.tokenizer().decode(with_tools.request.prompt);
+  EXPECT_NE(text.find(R"({"type": "function", "function": {"name": "get_weather", )"
+                      R"("description": "The forecast", "parameters": {"type": "object", )"
+                      R"("properties": {"zip": {"type": "string"}, )"
+                      R"("city": {"type": "string"}}}}})"),
+            std::string::npos)
+      << "the schema in the client's order: " << text;
+  EXPECT_TRUE(with_tools.request.render_special_tokens) << "the reply is split";
+
+  // Without tools, or with tool_choice none, the template sees none and nothing splits.
+  PreparedGeneration plain = prepared(kChat, chat_body(), limits(2048, qwen));
+  EXPECT_EQ(qwen.tokenizer().decode(plain.request.prompt).find("get_weather"), std::string::npos);
+  EXPECT_FALSE(plain.request.render_special_tokens);
+  PreparedGeneration none =
+      prepared(kChat, weather_chat({{"tool_choice", "none"}}), limits(2048, qwen));
+  EXPECT_EQ(none.request.prompt, plain.request.prompt);
+  EXPECT_FALSE(none.request.render_special_tokens);
+
+  // Llama 2's template marks no tool calls: the reply is never split.
+  PreparedGeneration llama = prepared(kChat, weather_chat());
+  EXPECT_FALSE(llama.request.render_special_tokens);
+}
+
+TEST(PrepareGenerationTest, SplitRepliesReachTheWriter) {
+  const LoadedModel& qwen = test_model("qwen2.5.jinja");
+  PreparedGeneration p = prepared(kChat, weather_chat(), limits(2048, qwen));
+  const json choice = body_after(
+      p, 1,
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n"
+      "</tool_call>")["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_EQ(choice["message"]["tool_calls"][0]["function"]["arguments"], R"({"city": "Rome"})");
+}
+
+TEST(PrepareGenerationTest, ThinkingTemplatesSplitEveryReply) {
+  // Qwen3 marks reasoning: the reply is split even without tools.
+  const LoadedModel& qwen3 = test_model("qwen3.jinja");
+  PreparedGeneration p = prepared(kChat, chat_body(), limits(2048, qwen3));
+  EXPECT_TRUE(p.request.render_special_tokens);
+  EXPECT_EQ(body_after(p, 1, "<think>\nhm\n</think>\n\nHi.")["choices"][0]["message"],
+            json::parse(R"({"role": "assistant", "content": "Hi.", "refusal": null,
+                            "reasoning_content": "hm"})"));
+  // DeepSeek-R1's generation prompt opens <think>: the reply starts as reasoning.
+  const LoadedModel& r1 = test_model("deepseek-r1-distill-qwen.jinja");
+  PreparedGeneration opened = prepared(kChat, chat_body(), limits(2048, r1));
+  EXPECT_TRUE(opened.request.render_special_tokens);
+  const json message = body_after(opened, 1, "hm\n</think>\n\nHi.")["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "hm");
+  EXPECT_EQ(message["content"], "Hi.");
+}
+
+json anthropic_body(json extra = json::object()) {
+  json body = {{"model", "tiny"},
+               {"max_tokens", 5},
+               {"system", "Be brief."},
+               {"messages", json::array({{{"role", "user"}, {"content", "Hello there"}}})}};
+  body.update(extra);
+  return body;
+}
+
+TEST(PrepareGenerationTest, AnthropicMessagesBody) {
+  PreparedGeneration p = prepared(kAnthropic, anthropic_body({{"stop_sequences", {"END"}},
+                                                             {"stream", true}}));
+  EXPECT_EQ(p.request.prompt, prepared(kChat, chat_body()).request.prompt)
+      << "the same conversation as the chat request";
+  EXPECT_EQ(p.request.max_tokens, 5);
+  EXPECT_EQ(p.request.stop, std::vector<std::string>{"END"});
+  EXPECT_TRUE(p.stream);
+  EXPECT_TRUE(p.include_usage);
+  EXPECT_EQ(p.model, "tiny");
+  ASSERT_NE(dynamic_cast<anthropic::MessagesReplyWriter*>(p.writer.get()), nullptr);
+  const std::string start = p.writer->stream_start();
+  EXPECT_EQ(start.rfind("event: message_start\n", 0), 0u) << start;
+  EXPECT_NE(start.find(str_cat(R"("input_tokens":)", p.request.prompt.size())), std::string::npos)
+      << start;
+  EXPECT_NE(start.find(R"("id":"msg_)"), std::string::npos) << start;
+  // The stop that ended the reply is named.
+  EngineEvent last;
+  last.text = "Hi";
+  last.finish = FinishReason::kStop;
+  last.matched_stop = 0;
+  p.writer->add_event(last);
+  const json body = p.writer->body();
+  EXPECT_EQ(body["stop_reason"], "stop_sequence");
+  EXPECT_EQ(body["stop_sequence"], "END");
+
+  EXPECT_NE(dynamic_cast<openai::OpenAiReplyWriter*>(prepared(kChat, chat_body()).writer.get()),
+            nullptr);
+}
+
+TEST(PrepareGenerationTest, AnthropicErrors) {
+  json no_max = anthropic_body();
+  no_max.erase("max_tokens");
+  ApiError missing = error_of(kAnthropic, no_max);
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(missing.param, "max_tokens");
+  EXPECT_EQ(error_of(kAnthropic, anthropic_body({{"model", "claude"}})).status, 404);
+  // Two user turns: Llama 2's template refuses them.
+  ApiError rejected = error_of(kAnthropic, anthropic_body({{"messages", json::parse(R"([
+      {"role": "user", "content": "a"}, {"role": "user", "content": "b"}])")}}));
+  EXPECT_EQ(rejected.status, 400);
+  EXPECT_EQ(rejected.param, "messages");
+  EXPECT_EQ(rejected.message.rfind("The model's chat template rejects these messages", 0), 0u)
+      << rejected.message;
+}
+
+TEST(PrepareGenerationTest, ToolMessagesTheTemplateCannotPlaceAre400) {
+  // Llama 2's template knows no tool role: it breaks the user/assistant alternation.
+  ApiError error = error_of(kChat, chat_body({{"messages", json::parse(R"([
+      {"role": "user", "content": "Weather?"},
+      {"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "c", "content": "20 C"}])")}}));
+  EXPECT_EQ(error.status, 400);
+  EXPECT_EQ(error.param, "messages");
+  EXPECT_EQ(error.message.rfind("The model's chat template rejects these messages", 0), 0u)
+      << error.message;
 }
 
 TEST(PrepareGenerationTest, InvalidBodiesAreTheParsersErrors) {
