@@ -73,6 +73,11 @@ ModelConfig read_model_config(const GgufFile& file) {
   config.n_kv_heads = optional_positive(file, p + "attention.head_count_kv", config.n_heads);
   config.head_dim = optional_positive(file, p + "attention.key_length",
                                       config.n_embd / config.n_heads);
+  if (config.head_dim < 1) {  // no key_length, and more heads than embedding dimensions
+    throw ModelError(str_cat("attention.head_count (", config.n_heads,
+                             ") is larger than embedding_length (", config.n_embd,
+                             "): the head dimension would be 0"));
+  }
   if (optional_positive(file, p + "attention.value_length", config.head_dim) != config.head_dim) {
     throw ModelError("attention.value_length differs from key_length; Strata needs them equal");
   }

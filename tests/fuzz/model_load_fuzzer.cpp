@@ -138,9 +138,9 @@ void check_tokenizer(const LoadedModel& model) {
       tokenizer.encode(chat[1].content, {.add_special = true, .parse_special = false}),
       tokenizer.encode(chat[1].content, {.add_special = false, .parse_special = true})};
   try {
-    encodings.push_back(model.encode_chat(chat));
+    encodings.push_back(model.encode_chat({.messages = chat_messages_value(chat)}).tokens);
   } catch (const std::invalid_argument&) {
-    // A template may refuse a system turn (none of the families here does).
+    // The model's template may refuse a system turn.
   }
   for (const std::vector<TokenId>& ids : encodings) {
     for (TokenId id : ids) {

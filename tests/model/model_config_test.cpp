@@ -94,6 +94,27 @@ TEST(ModelConfigTest, RejectsHeadsTimesHeadDimBeyondAnyModel) {
   }
 }
 
+TEST(ModelConfigTest, RejectsMoreHeadsThanEmbeddingDimensions) {
+  // Found by the model_load fuzzer: no key_length, so head_dim = 64 / 100 = 0.
+  GgufWriter writer;
+  writer.set("general.architecture", "llama");
+  writer.set("llama.context_length", uint32_t{4096});
+  writer.set("llama.embedding_length", uint32_t{64});
+  writer.set("llama.block_count", uint32_t{1});
+  writer.set("llama.feed_forward_length", uint32_t{160});
+  writer.set("llama.attention.head_count", uint32_t{100});
+  writer.add_tensor("token_embd.weight", {64, 10}, WeightType::kF32,
+                    std::vector<float>(64 * 10, 0.5f));
+  std::vector<std::byte> bytes = writer.serialize();
+  try {
+    read_model_config(GgufFile::parse(bytes));
+    FAIL() << "a head dimension of 0 was accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("head dimension would be 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ModelTensorsTest, ListsArchitectureSpecificTensors) {
   ModelConfig c{.arch = Architecture::kQwen3, .n_embd = 64, .n_layers = 2, .n_heads = 4,
                 .n_kv_heads = 2, .head_dim = 32, .n_ffn = 96, .n_vocab = 100};
