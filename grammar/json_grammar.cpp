@@ -163,11 +163,11 @@ GrammarExpr JsonGrammar::make_string_char() {
   });
 }
 
-GrammarExpr JsonGrammar::non_ascii_char(bool except_u2xxx) {
+GrammarExpr JsonGrammar::non_ascii_char(bool without_u2000_block) {
   GrammarExpr continuation = range(0x80, 0xBF);
   ByteSet three_byte_leads = ByteSet::range(0xE1, 0xEC);
   three_byte_leads.insert_range(0xEE, 0xEF);
-  if (except_u2xxx) three_byte_leads.erase(0xE2);
+  if (without_u2000_block) three_byte_leads.erase(0xE2);
   return choice({
       sequence({range(0xC2, 0xDF), continuation}),
       sequence({literal("\xE0"), range(0xA0, 0xBF), continuation}),

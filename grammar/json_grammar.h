@@ -44,9 +44,10 @@ class JsonGrammar {
   // surrogates) or an escape (\uXXXX only outside the surrogate range, so every
   // escape stands for one whole character).
   GrammarExpr string_char();
-  // One non-ASCII character as UTF-8; without U+2000..U+2FFF when `except_u2xxx` (which
-  // holds the line and paragraph separators a regex '.' must not match).
-  GrammarExpr non_ascii_char(bool except_u2xxx = false);
+  // One non-ASCII character as UTF-8. `without_u2000_block` leaves out all of
+  // U+2000..U+2FFF (one UTF-8 lead byte, 0xE2) so that a regex '.' never matches the line
+  // and paragraph separators U+2028/U+2029: stricter than '.', never looser.
+  GrammarExpr non_ascii_char(bool without_u2000_block = false);
   // A whole string, quotes included, with min..max characters (kUnbounded: no limit).
   GrammarExpr string(uint32_t min_chars = 0, uint32_t max_chars = kUnbounded);
   // A whole string whose contents differ from every name in `excluded` (given as their

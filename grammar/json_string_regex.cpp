@@ -30,7 +30,7 @@ struct Piece {
 struct CharClass {
   std::vector<bool> ascii = std::vector<bool>(128, false);
   bool any_non_ascii = false;
-  bool except_u2xxx = false;
+  bool without_u2000_block = false;
   std::vector<std::string> non_ascii;  // UTF-8 of listed characters
 };
 
@@ -161,7 +161,7 @@ class RegexParser {
         std::fill(dot.ascii.begin(), dot.ascii.end(), true);
         dot.ascii['\n'] = dot.ascii['\r'] = false;
         dot.any_non_ascii = true;
-        dot.except_u2xxx = true;
+        dot.without_u2000_block = true;
         return one_char(class_expr(dot));
       }
       case '\\': {
@@ -342,7 +342,7 @@ class RegexParser {
       }
     }
     if (!plain.empty()) options.push_back(bytes(plain));
-    if (set.any_non_ascii) options.push_back(json_.non_ascii_char(set.except_u2xxx));
+    if (set.any_non_ascii) options.push_back(json_.non_ascii_char(set.without_u2000_block));
     for (const std::string& character : set.non_ascii) options.push_back(literal(character));
     if (options.empty()) fail("a class that matches nothing");
     return choice(std::move(options));
